@@ -1,0 +1,1 @@
+"""Evaluation: BEIR datasets, IR metrics, and (with later issues) statistics and reports."""

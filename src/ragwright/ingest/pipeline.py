@@ -1,0 +1,277 @@
+"""The ingestion loop: incremental, idempotent, fault-isolated.
+
+For every item of a source: hash the raw bytes; skip it when the hash and every pipeline version
+(parser, chunker, embedding model) match the registry; otherwise parse → chunk → embed (batched across
+documents) → write the new chunks and *then* delete the superseded ones. A failure at any stage is
+recorded for that document alone (stage + reason) and the batch goes on; a document that was indexed
+before keeps its previous chunks. Documents once listed under the source's root and now absent are
+removed (deletion reconciliation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ragwright.errors import LimitExceeded, ParseError, RagwrightError
+from ragwright.ingest.report import IngestFailure, IngestReport
+from ragwright.model.chunk import Chunk
+from ragwright.model.document import Document
+from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
+from ragwright.model.ids import sha256_bytes
+from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
+from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.models.embedders.base import Embedder
+from ragwright.options import IngestOptions
+from ragwright.parse import parse_bytes, parser_version_for
+from ragwright.sources.base import Source, SourceItem
+from ragwright.stores.base import Store
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int], None]
+RECORD_PARSER_VERSION = "record/1"
+
+
+class Chunker(Protocol):
+    """What the pipeline needs of a chunker (see :class:`~ragwright.chunk.StructuralChunker`)."""
+
+    @property
+    def version(self) -> str: ...
+
+    def chunk(self, document: Document) -> list[Chunk]: ...
+
+
+@dataclass
+class _Pending:
+    record: DocumentRecord
+    chunks: list[Chunk]
+    existed: bool
+
+
+class IngestPipeline:
+    """Runs sources into a store. One instance per store/embedder/chunker wiring."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, chunker: Chunker, options: IngestOptions | None = None
+    ) -> None:
+        self.store, self.embedder, self.chunker = store, embedder, chunker
+        self.options = options or IngestOptions()
+
+    def run(
+        self,
+        source: Source,
+        *,
+        tenant: str = DEFAULT_TENANT,
+        acl: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        started = time.perf_counter()
+        report = IngestReport()
+        access = (tenant, normalize_acl(acl))
+        user_meta = {k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS}
+        self.store.bind_embedder(self.embedder.name, self.embedder.dimension)
+        pending: list[_Pending] = []
+        listed: set[str] = set()
+        total = len(source)
+        for done, item in enumerate(source.items(), start=1):
+            listed.add(item.document_id)
+            entry = self._prepare(item, source.root, access, user_meta, report)
+            if entry is not None:
+                pending.append(entry)
+                if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
+                    self._flush(pending, report)
+                    pending = []
+            if progress is not None:
+                progress(done, total)
+        self._flush(pending, report)
+        if source.root is not None and self.options.delete_missing:
+            self._reconcile(source.root, listed, report)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- per document --------------------------------------------------------------------------------
+    def _prepare(
+        self,
+        item: SourceItem,
+        root: str | None,
+        access: tuple[str, tuple[str, ...]],
+        user_meta: dict[str, Any],
+        report: IngestReport,
+    ) -> _Pending | None:
+        doc_id = item.document_id
+        stage = "read"
+        previous = self.store.get_record(doc_id)
+        try:
+            with report.timed("read"):
+                loaded = item.load()
+                if isinstance(loaded, bytes | bytearray) and len(loaded) > self.options.max_file_bytes:
+                    raise LimitExceeded(
+                        f"file is {len(loaded):,} bytes, over the limit of {self.options.max_file_bytes:,} "
+                        "(raise IngestOptions.max_file_bytes to accept it)"
+                    )
+                content_hash = item.fingerprint or (
+                    sha256_bytes(bytes(loaded)) if isinstance(loaded, bytes | bytearray) else ""
+                )
+                parser_version = (
+                    RECORD_PARSER_VERSION
+                    if isinstance(loaded, Document)
+                    else parser_version_for(bytes(loaded), item.name_hint)
+                )
+            now = time.time()
+            record = DocumentRecord(
+                document_id=doc_id,
+                source=item.uri,
+                content_hash=content_hash,
+                status=DocumentStatus.INDEXED,
+                parser_version=parser_version,
+                chunker_version=self.chunker.version,
+                embedding_model=self.embedder.name,
+                tenant=access[0],
+                acl=access[1],
+                source_root=root,
+                created_at=previous.created_at if previous else now,
+                updated_at=now,
+                metadata=dict(user_meta),
+            )
+            if (
+                previous is not None
+                and previous.status is DocumentStatus.INDEXED
+                and previous.pipeline_key() == record.pipeline_key()
+                and (previous.tenant, previous.acl) == access
+                and previous.metadata == record.metadata
+            ):
+                report.unchanged += 1
+                return None
+            stage = "parse"
+            with report.timed("parse"):
+                document = (
+                    loaded
+                    if isinstance(loaded, Document)
+                    else parse_bytes(doc_id, bytes(loaded), name_hint=item.name_hint, source=item.uri)
+                )
+            stage = "chunk"
+            with report.timed("chunk"):
+                chunks = self._chunks(document, item, access, user_meta)
+            if not chunks:
+                raise ParseError("no text could be extracted")
+        except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
+            self._fail(doc_id, item.uri, stage, exc, previous, report)
+            return None
+        record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks))
+        existed = previous is not None and previous.status is not DocumentStatus.DELETED and previous.chunk_count > 0
+        return _Pending(record, chunks, existed)
+
+    def _chunks(
+        self, document: Document, item: SourceItem, access: tuple[str, tuple[str, ...]], user_meta: dict[str, Any]
+    ) -> list[Chunk]:
+        doc_meta = {k: v for k, v in normalize_metadata(document.metadata).items() if k not in RESERVED_KEYS}
+        base: dict[str, Any] = {**normalize_metadata(item.metadata), **doc_meta, **user_meta}
+        for key in ("created_at", "updated_at"):
+            if key in document.metadata:
+                base[key] = normalize_metadata({key: document.metadata[key]})[key]
+        if document.title:
+            base["title"] = document.title
+        out = []
+        for c in self.chunker.chunk(document):
+            meta = {**base, **c.metadata}
+            out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
+        return out
+
+    def _fail(
+        self,
+        doc_id: str,
+        uri: str,
+        stage: str,
+        exc: BaseException,
+        previous: DocumentRecord | None,
+        report: IngestReport,
+    ) -> None:
+        reason = str(exc) or type(exc).__name__
+        log.warning("ingest_failed: %s at %s: %s", doc_id, stage, reason)
+        report.failed.append(IngestFailure(doc_id, stage, reason))
+        now = time.time()
+        kept = previous.chunk_count if previous and previous.status is not DocumentStatus.DELETED else 0
+        base = previous or DocumentRecord(doc_id, uri, "", DocumentStatus.FAILED, created_at=now)
+        self.store.record(
+            dataclasses.replace(
+                base,
+                status=DocumentStatus.FAILED,
+                stage=stage,
+                reason=reason,
+                chunk_count=kept,
+                updated_at=now,
+            )
+        )
+
+    # -- batched embedding + indexing ------------------------------------------------------------------
+    def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
+        if not pending:
+            return
+        texts = [c.text_for_embedding for p in pending for c in p.chunks]
+        try:
+            with report.timed("embed"):
+                vectors = self.embedder.embed_documents(texts)
+        except Exception:  # isolate the failing document(s) by embedding one at a time
+            if len(pending) == 1:
+                p = pending[0]
+                exc = _last_error(lambda: self.embedder.embed_documents(texts))
+                self._fail(
+                    p.record.document_id,
+                    p.record.source,
+                    "embed",
+                    exc,
+                    self.store.get_record(p.record.document_id),
+                    report,
+                )
+                return
+            for p in pending:
+                self._flush([p], report)
+            return
+        offset = 0
+        for p in pending:
+            n = len(p.chunks)
+            try:
+                with report.timed("index"):
+                    self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n])
+            except RagwrightError as exc:
+                self._fail(
+                    p.record.document_id,
+                    p.record.source,
+                    "index",
+                    exc,
+                    self.store.get_record(p.record.document_id),
+                    report,
+                )
+            else:
+                report.chunks += n
+                report.tokens_embedded += sum(self.embedder.count_tokens(c.text_for_embedding) for c in p.chunks)
+                if p.existed:
+                    report.updated += 1
+                else:
+                    report.added += 1
+            offset += n
+
+    def _reconcile(self, root: str, listed: set[str], report: IngestReport) -> None:
+        with report.timed("delete"):
+            for rec in self.store.list_records():
+                if (
+                    rec.source_root == root
+                    and rec.document_id not in listed
+                    and rec.status is not DocumentStatus.DELETED
+                ):
+                    self.store.remove_document(rec.document_id)
+                    report.deleted += 1
+
+
+def _last_error(call: Callable[[], Any]) -> BaseException:
+    try:
+        call()
+    except Exception as exc:
+        return exc
+    return RuntimeError("embedding failed")

@@ -1,0 +1,58 @@
+"""What an ingestion run did: counts, dead letters, and a ledger of time and work per stage."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class IngestFailure:
+    """A dead-lettered document: which one, at which stage, and why."""
+
+    document: str
+    stage: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"document": self.document, "stage": self.stage, "reason": self.reason}
+
+
+@dataclass
+class IngestReport:
+    """Counts of one run. ``to_dict`` is the CLI's ``ingest --json`` contract."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    failed: list[IngestFailure] = field(default_factory=list)
+    chunks: int = 0
+    tokens_embedded: int = 0
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stage_seconds[stage] += time.perf_counter() - start
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "failed": [f.to_dict() for f in self.failed],
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+            "tokens_embedded": self.tokens_embedded,
+            "stage_seconds": {k: round(v, 3) for k, v in sorted(self.stage_seconds.items())},
+        }

@@ -1,0 +1,1 @@
+"""Pure data: documents, chunks, ids, typed metadata, filters, results, identities. No I/O."""

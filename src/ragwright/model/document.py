@@ -1,0 +1,65 @@
+"""The unified document model every parser produces: a Document of typed Elements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class ElementKind(StrEnum):
+    """What an element is. Chunkers treat structure (tables, code, lists) as indivisible units."""
+
+    TITLE = "title"
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    LIST_ITEM = "list_item"
+    TABLE = "table"
+    CODE = "code"
+    IMAGE = "image"
+    HEADER = "header"
+    FOOTER = "footer"
+    QUOTE = "quote"
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One structural element of a document.
+
+    ``level`` is the heading level (1 = top) for headings and the nesting depth for list items;
+    ``page`` is 1-based where the source has pages; ``attributes`` hold format-specific facts
+    (a code block's language, a table's caption, OCR provenance …).
+    """
+
+    kind: ElementKind
+    text: str
+    level: int | None = None
+    page: int | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind is ElementKind.HEADING and (self.level is None or self.level < 1):
+            raise ValueError(f"a heading needs a level >= 1, got {self.level!r}")
+        if self.page is not None and self.page < 1:
+            raise ValueError(f"pages are 1-based, got {self.page}")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed document: its id, its elements in reading order, and document metadata."""
+
+    id: str
+    elements: tuple[Element, ...]
+    title: str | None = None
+    source: str | None = None
+    mime_type: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("a document needs a non-empty id")
+
+    @property
+    def text(self) -> str:
+        """All element text, blank-line separated (for diagnostics and simple consumers)."""
+        return "\n\n".join(e.text for e in self.elements if e.text)

@@ -1,0 +1,64 @@
+"""Registry records: what the index knows about each source document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ragwright.model.identity import DEFAULT_TENANT, PUBLIC
+
+
+class DocumentStatus(StrEnum):
+    INDEXED = "indexed"
+    FAILED = "failed"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """One row of the registry.
+
+    Change detection compares ``content_hash`` and the pipeline versions (parser, chunker, embedding
+    model): all equal means the document is skipped with no parse and no embed.
+    """
+
+    document_id: str
+    source: str
+    content_hash: str
+    status: DocumentStatus
+    parser_version: str = ""
+    chunker_version: str = ""
+    embedding_model: str = ""
+    chunk_count: int = 0
+    stage: str | None = None
+    reason: str | None = None
+    tenant: str = DEFAULT_TENANT
+    acl: tuple[str, ...] = (PUBLIC,)
+    source_root: str | None = None
+    title: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def pipeline_key(self) -> tuple[str, str, str, str]:
+        return (self.content_hash, self.parser_version, self.chunker_version, self.embedding_model)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document_id": self.document_id,
+            "source": self.source,
+            "content_hash": self.content_hash,
+            "status": self.status.value,
+            "parser_version": self.parser_version,
+            "chunker_version": self.chunker_version,
+            "embedding_model": self.embedding_model,
+            "chunk_count": self.chunk_count,
+            "stage": self.stage,
+            "reason": self.reason,
+            "tenant": self.tenant,
+            "acl": list(self.acl),
+            "title": self.title,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }

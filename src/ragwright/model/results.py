@@ -1,0 +1,91 @@
+"""What retrieval and answering return. A result carries its evidence (per-arm ranks and scores)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragwright.model.chunk import Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class ArmHit:
+    """Where one search arm ranked a chunk (1-based) and the score it gave, on the arm's own scale."""
+
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """A retrieved chunk with its final score and the evidence behind it.
+
+    ``score`` is a cosine similarity for pure dense search, and an RRF value (ordinal) once results
+    are fused. ``arms`` maps an arm name (``dense``, ``bm25``, ``sparse``) to its :class:`ArmHit`.
+    """
+
+    chunk: Chunk
+    score: float
+    arms: dict[str, ArmHit] = field(default_factory=dict)
+    fusion: str | None = None
+    compressed_text: str | None = None
+
+    @property
+    def chunk_id(self) -> str:
+        return self.chunk.id
+
+    @property
+    def document_id(self) -> str:
+        return self.chunk.document_id
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape of a search result (the CLI's ``--json`` contract)."""
+        return {
+            "chunk_id": self.chunk.id,
+            "document_id": self.chunk.document_id,
+            "score": self.score,
+            "text": self.chunk.text,
+            "section_path": list(self.chunk.section_path),
+            "page": self.chunk.page,
+            "arms": {name: {"rank": hit.rank, "score": hit.score} for name, hit in self.arms.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A ``[Source N]`` reference in an answer, resolved to the chunk it names."""
+
+    source: int
+    chunk_id: str
+    document_id: str
+    quote: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "quote": self.quote,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RagResponse:
+    """An answer with the sources it was given and the citations it makes.
+
+    ``declined`` is a first-class outcome: the sources did not support an answer.
+    """
+
+    answer: str
+    sources: tuple[SearchResult, ...]
+    citations: tuple[Citation, ...] = ()
+    declined: bool = False
+    mode: str = "extractive"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "declined": self.declined,
+            "citations": [c.to_dict() for c in self.citations],
+            "sources": [{"source": i, **r.to_dict()} for i, r in enumerate(self.sources, start=1)],
+        }

@@ -1,0 +1,321 @@
+"""Typed, frozen options with the seeds' defaults, validated on construction.
+
+A bad value raises :class:`~ragwright.errors.ConfigError` naming the field, the value and the
+accepted range, at configuration time, never in the middle of a query. Unknown keys given through
+:meth:`RetrievalOptions.from_dict` / :meth:`RagOptions.from_dict` are refused with a suggestion.
+
+Stages that do not exist yet accept their options now (so code written against them keeps working)
+and say so: :data:`NOT_YET_ACTIVE` lists them, and retrieval logs ``option_not_active`` once per
+option when a call asks for one of them with a non-default value. Each later stage turns its options on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Final, Literal, Self
+
+from ragwright.errors import ConfigError
+from ragwright.model.filters import Filter, FilterLike, as_filter
+from ragwright.model.specs import Spec
+
+CragFallbackMode = Literal["replace", "append"]
+AnswerMode = Literal["extractive"]
+
+#: Options accepted now whose stage arrives with a later release; see the module docstring.
+NOT_YET_ACTIVE: Final = frozenset(
+    {
+        "max_context_tokens",
+        "use_hybrid_search",
+        "use_sparse_search",
+        "use_lost_in_the_middle_reordering",
+        "use_redundancy_filter",
+        "redundancy_threshold",
+        "use_mmr",
+        "mmr_lambda",
+        "mmr_candidate_count",
+        "use_adaptive_retrieval",
+        "use_crag",
+        "crag_score_threshold",
+        "crag_fallback_mode",
+        "system_prompt",
+        "temperature",
+        "conversation_history",
+        "send_sources_as_tool_result",
+    }
+)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_int(name: str, value: Any, *, minimum: int, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not _is_int(value) or value < minimum:
+        raise ConfigError.invalid(name, value, f"an integer >= {minimum}" + (" or None" if optional else ""))
+
+
+def check_float(
+    name: str,
+    value: Any,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    optional: bool = False,
+) -> None:
+    if value is None and optional:
+        return
+    ok = _is_number(value)
+    if ok and lo is not None:
+        ok = value > lo if lo_open else value >= lo
+    if ok and hi is not None:
+        ok = value <= hi
+    if not ok:
+        lo_txt = "" if lo is None else f"{'>' if lo_open else '>='} {lo}"
+        hi_txt = "" if hi is None else f"<= {hi}"
+        rng = " and ".join(t for t in (lo_txt, hi_txt) if t) or "any finite value"
+        raise ConfigError.invalid(name, value, f"a finite number {rng}" + (" or None" if optional else ""))
+
+
+def check_bool(name: str, value: Any, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, bool):
+        raise ConfigError.invalid(name, value, "True or False" + (" or None" if optional else ""))
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ConfigError.invalid(name, value, "one of " + ", ".join(repr(c) for c in choices))
+
+
+class _OptionsBase:
+    """Shared construction helpers for the option dataclasses."""
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def check_keys(cls, keys: Sequence[str]) -> None:
+        known = cls.field_names()
+        for key in keys:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(
+                    f"unknown option {key!r} for {cls.__name__}{hint} (accepted: {', '.join(known)})",
+                    field=key,
+                )
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Self:
+        """Build from a mapping, refusing unknown keys with a suggestion."""
+        cls.check_keys(list(values))
+        return cls(**values)
+
+    def merged(self, **overrides: Any) -> Self:
+        """A copy with *overrides* applied (validated again); unknown keys are refused."""
+        self.check_keys(list(overrides))
+        return replace(self, **overrides)  # type: ignore[type-var]
+
+
+def _check_metadata_filter(value: Any) -> Filter | None:
+    try:
+        return as_filter(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError.invalid("metadata_filter", value, f"a mapping of typed values or a filter ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class RetrievalOptions(_OptionsBase):
+    """Options of one retrieval call (seed 000 ``RetrievalOptions``). All optional.
+
+    With no options: five results, pure semantic search, no score floor.
+    ``use_hyde``, ``use_multi_query``, ``use_parent_document`` and ``use_reranking`` are per-call
+    switches for stages that must also be *configured* (a generator, a reranker …); they default to
+    on, as in the seed, and do nothing when the stage is not configured.
+    """
+
+    top_k: int = 5
+    max_context_tokens: int | None = None
+    min_score: float = 0.0
+    metadata_filter: FilterLike = None
+    filter: Spec | None = None
+    use_hybrid_search: bool = False
+    use_sparse_search: bool | None = None
+    use_lost_in_the_middle_reordering: bool = False
+    use_redundancy_filter: bool = False
+    redundancy_threshold: float = 0.95
+    use_mmr: bool = False
+    mmr_lambda: float = 0.5
+    mmr_candidate_count: int | None = None
+    use_hyde: bool = True
+    use_multi_query: bool = True
+    use_parent_document: bool = True
+    use_reranking: bool = True
+    use_cache_embedding: bool = True
+    use_cache_result: bool = True
+    candidate_count: int | None = None
+    use_adaptive_retrieval: bool = False
+    use_crag: bool = False
+    crag_score_threshold: float = 0.5
+    crag_fallback_mode: CragFallbackMode = "replace"
+    use_tag_retrieval: bool = True
+    use_time_weighting: bool = True
+
+    def __post_init__(self) -> None:
+        check_int("top_k", self.top_k, minimum=1)
+        check_int("max_context_tokens", self.max_context_tokens, minimum=1, optional=True)
+        check_float("min_score", self.min_score, lo=0.0)
+        object.__setattr__(self, "metadata_filter", _check_metadata_filter(self.metadata_filter))
+        if self.filter is not None and not isinstance(self.filter, Spec):
+            raise ConfigError.invalid("filter", self.filter, "a ragwright.Spec (MinScoreSpec, HasTagSpec …) or None")
+        for name in (
+            "use_hybrid_search",
+            "use_lost_in_the_middle_reordering",
+            "use_redundancy_filter",
+            "use_mmr",
+            "use_hyde",
+            "use_multi_query",
+            "use_parent_document",
+            "use_reranking",
+            "use_cache_embedding",
+            "use_cache_result",
+            "use_adaptive_retrieval",
+            "use_crag",
+            "use_tag_retrieval",
+            "use_time_weighting",
+        ):
+            check_bool(name, getattr(self, name))
+        check_bool("use_sparse_search", self.use_sparse_search, optional=True)
+        check_float("redundancy_threshold", self.redundancy_threshold, lo=0.0, hi=1.0, lo_open=True)
+        check_float("mmr_lambda", self.mmr_lambda, lo=0.0, hi=1.0)
+        check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=self.top_k, optional=True)
+        check_int("candidate_count", self.candidate_count, minimum=self.top_k, optional=True)
+        check_float("crag_score_threshold", self.crag_score_threshold, lo=0.0, hi=1.0)
+        check_choice("crag_fallback_mode", self.crag_fallback_mode, ("replace", "append"))
+
+    @property
+    def effective_candidate_count(self) -> int:
+        """How many candidates to over-fetch when a reranker runs: ``candidate_count`` or top_k × 3."""
+        return self.candidate_count if self.candidate_count is not None else self.top_k * 3
+
+    def inactive_requests(self) -> list[str]:
+        """Options set to a non-default value whose stage is not active yet."""
+        defaults = RetrievalOptions()
+        return sorted(
+            name
+            for name in NOT_YET_ACTIVE
+            if name in self.field_names() and getattr(self, name) != getattr(defaults, name)
+        )
+
+
+@dataclass(frozen=True)
+class RagOptions(_OptionsBase):
+    """Options of one ``ask`` call (seed 000 ``RagOptions``): retrieval settings plus answer settings.
+
+    The retrieval-related fields are forwarded verbatim to :class:`RetrievalOptions`.
+    ``answer_mode="extractive"`` quotes the best supporting sentences with ``[Source N]`` citations;
+    ``extractive_min_similarity`` is the cosine a sentence must reach to count as support — below it
+    the answer declines honestly — and ``extractive_relative_floor`` keeps only sentences scoring at
+    least that fraction of the best one, so a strong answer is not padded with weak neighbours.
+    """
+
+    top_k: int = 5
+    min_score: float = 0.0
+    use_hybrid_search: bool = False
+    use_lost_in_the_middle_reordering: bool = False
+    use_redundancy_filter: bool = False
+    redundancy_threshold: float = 0.95
+    metadata_filter: FilterLike = None
+    max_context_tokens: int | None = None
+    system_prompt: str | None = None
+    temperature: float | None = None
+    conversation_history: tuple[Any, ...] = field(default=())
+    send_sources_as_tool_result: bool = False
+    answer_mode: AnswerMode = "extractive"
+    extractive_min_similarity: float = 0.35
+    extractive_relative_floor: float = 0.8
+    max_answer_sentences: int = 3
+
+    def __post_init__(self) -> None:
+        # Validates the shared retrieval fields with the same rules and messages.
+        self.to_retrieval_options()
+        if self.system_prompt is not None and (
+            not isinstance(self.system_prompt, str) or not self.system_prompt.strip()
+        ):
+            raise ConfigError.invalid("system_prompt", self.system_prompt, "a non-empty string or None")
+        check_float("temperature", self.temperature, lo=0.0, hi=2.0, optional=True)
+        if not isinstance(self.conversation_history, tuple | list):
+            raise ConfigError.invalid("conversation_history", self.conversation_history, "a sequence of messages")
+        object.__setattr__(self, "conversation_history", tuple(self.conversation_history))
+        check_bool("send_sources_as_tool_result", self.send_sources_as_tool_result)
+        check_choice("answer_mode", self.answer_mode, ("extractive",))
+        check_float("extractive_min_similarity", self.extractive_min_similarity, lo=0.0, hi=1.0)
+        check_float("extractive_relative_floor", self.extractive_relative_floor, lo=0.0, hi=1.0)
+        check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)
+
+    def to_retrieval_options(self) -> RetrievalOptions:
+        """The retrieval half, forwarded verbatim."""
+        return RetrievalOptions(
+            top_k=self.top_k,
+            min_score=self.min_score,
+            use_hybrid_search=self.use_hybrid_search,
+            use_lost_in_the_middle_reordering=self.use_lost_in_the_middle_reordering,
+            use_redundancy_filter=self.use_redundancy_filter,
+            redundancy_threshold=self.redundancy_threshold,
+            metadata_filter=self.metadata_filter,
+            max_context_tokens=self.max_context_tokens,
+        )
+
+    def inactive_requests(self) -> list[str]:
+        defaults = RagOptions()
+        return sorted(
+            name
+            for name in NOT_YET_ACTIVE
+            if name in self.field_names() and getattr(self, name) != getattr(defaults, name)
+        )
+
+
+@dataclass(frozen=True)
+class ChunkingOptions(_OptionsBase):
+    """Options of the structure-aware chunker.
+
+    ``max_tokens`` is the budget per chunk; the effective budget is never larger than the embedder's
+    window (the chunker asks the embedder), so no chunk is silently truncated when embedded.
+    """
+
+    max_tokens: int = 400
+    min_tokens: int = 16
+    prefix_section_path: bool = True
+
+    def __post_init__(self) -> None:
+        check_int("max_tokens", self.max_tokens, minimum=16)
+        check_int("min_tokens", self.min_tokens, minimum=0)
+        if self.min_tokens >= self.max_tokens:
+            raise ConfigError.invalid("min_tokens", self.min_tokens, f"an integer < max_tokens ({self.max_tokens})")
+        check_bool("prefix_section_path", self.prefix_section_path)
+
+
+@dataclass(frozen=True)
+class IngestOptions(_OptionsBase):
+    """Options of an ingestion run."""
+
+    batch_size: int = 64
+    delete_missing: bool = True
+    max_file_bytes: int = 50 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_bool("delete_missing", self.delete_missing)
+        check_int("max_file_bytes", self.max_file_bytes, minimum=1)

@@ -1,0 +1,132 @@
+"""Markdown: headings with levels, paragraphs, lists, code blocks, tables, front matter.
+
+Parsed with markdown-it-py (CommonMark + tables); structure is kept so the chunker can start chunks
+at headings and never split a table, list or code block.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragwright._deps import require
+from ragwright.model.document import Document, Element, ElementKind
+
+VERSION = "markdown/1"
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(\n|\Z)", re.DOTALL)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """YAML front matter as a mapping (empty when absent or unreadable) and the remaining text."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    yaml = require("yaml", "markdown", "Markdown front matter")
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(data, dict):
+        return {}, text
+    meta = {str(k): v for k, v in data.items() if isinstance(v, str | int | float | bool)}
+    return meta, text[match.end() :]
+
+
+def _inline_text(token: Any) -> str:
+    """Plain text of an inline token (links keep their text, images their alt text)."""
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n" if child.type == "hardbreak" else " ")
+        elif child.type == "image":
+            parts.append(child.content or "")
+    return "".join(parts).strip()
+
+
+def _table_markdown(tokens: list[Any], start: int) -> tuple[str, int]:
+    """Render the table starting at ``tokens[start]`` back to Markdown; returns (text, end index)."""
+    rows: list[list[str]] = []
+    header_rows = 0
+    i = start + 1
+    in_head = False
+    while tokens[i].type != "table_close":
+        tok = tokens[i]
+        if tok.type == "thead_open":
+            in_head = True
+        elif tok.type == "thead_close":
+            in_head = False
+        elif tok.type == "tr_open":
+            rows.append([])
+            if in_head:
+                header_rows += 1
+        elif tok.type == "inline":
+            rows[-1].append(_inline_text(tok).replace("|", "\\|"))
+        i += 1
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append("| " + " | ".join(row) + " |")
+        if n == header_rows - 1:
+            lines.append("|" + "|".join(" --- " for _ in row) + "|")
+    return "\n".join(lines), i
+
+
+def parse_markdown(document_id: str, text: str, *, source: str | None = None) -> Document:
+    mdit = require("markdown_it", "markdown", "Markdown parsing")
+    front, body = split_front_matter(text.replace("\r\n", "\n"))
+    tokens = mdit.MarkdownIt("commonmark").enable("table").parse(body)
+    elements: list[Element] = []
+    title: str | None = str(front["title"]) if isinstance(front.get("title"), str) else None
+    list_depth = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = tok.type
+        if kind == "heading_open":
+            level = int(tok.tag[1:])
+            heading = _inline_text(tokens[i + 1])
+            if heading:
+                elements.append(Element(ElementKind.HEADING, heading, level=level))
+                if title is None and level == 1:
+                    title = heading
+            i += 3
+            continue
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "inline" and i > 0 and tokens[i - 1].type == "paragraph_open":
+            content = _inline_text(tok)
+            if content:
+                in_item = list_depth > 0
+                elements.append(
+                    Element(
+                        ElementKind.LIST_ITEM if in_item else ElementKind.PARAGRAPH,
+                        content,
+                        level=list_depth if in_item else None,
+                    )
+                )
+        elif kind in ("fence", "code_block"):
+            code = tok.content.rstrip("\n")
+            if code.strip():
+                lang = (tok.info or "").strip().split(" ")[0] or None
+                attrs = {"language": lang} if lang else {}
+                elements.append(Element(ElementKind.CODE, code, attributes=attrs))
+        elif kind == "table_open":
+            table, i = _table_markdown(tokens, i)
+            elements.append(Element(ElementKind.TABLE, table))
+        elif kind == "html_block":
+            stripped = re.sub(r"<[^>]+>", " ", tok.content)
+            stripped = " ".join(stripped.split())
+            if stripped and not tok.content.lstrip().startswith("<!--"):
+                elements.append(Element(ElementKind.PARAGRAPH, stripped))
+        i += 1
+    return Document(
+        id=document_id,
+        elements=tuple(elements),
+        title=title,
+        source=source,
+        mime_type="text/markdown",
+        metadata=front,
+    )

@@ -1,0 +1,195 @@
+"""The facade: a store, an embedder and options wired together, nothing global.
+
+>>> rag = Rag.open(".ragwright/store.db")          # doctest: +SKIP
+>>> rag.ingest(["docs/"])                            # doctest: +SKIP
+>>> rag.ask("What is the refund policy?").answer     # doctest: +SKIP
+
+Every method has an async twin (``aingest``, ``asearch``, ``aask``); the sync ones run the same
+coroutine. Security filters come from the caller's :class:`Identity` (the ``identity`` given to the
+call, else the one the ``Rag`` was built with) and are applied inside every search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragwright._sync import run_sync
+from ragwright.chunk import StructuralChunker
+from ragwright.errors import ConfigError
+from ragwright.generate import ExtractiveAnswerer
+from ragwright.ingest import IngestPipeline, IngestReport
+from ragwright.ingest.pipeline import ProgressCallback
+from ragwright.model.identity import Identity
+from ragwright.model.records import DocumentStatus
+from ragwright.model.results import RagResponse, SearchResult
+from ragwright.models.embedders.base import Embedder
+from ragwright.options import ChunkingOptions, IngestOptions, RagOptions, RetrievalOptions
+from ragwright.retrieve import Retriever
+from ragwright.sources import Source, open_source
+from ragwright.stores.base import Store
+
+
+class Rag:
+    """Ingest, search and ask over one store."""
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        *,
+        retrieval_options: RetrievalOptions | None = None,
+        rag_options: RagOptions | None = None,
+        chunking: ChunkingOptions | None = None,
+        ingest_options: IngestOptions | None = None,
+        identity: Identity | None = None,
+    ) -> None:
+        if store is None:
+            from ragwright.stores.memory import MemoryStore
+
+            store = MemoryStore()
+        if embedder is None:
+            from ragwright.models.embedders import default_embedder
+
+            embedder = default_embedder()
+        self.store, self.embedder = store, embedder
+        self.retrieval_options = retrieval_options or RetrievalOptions()
+        self.rag_options = rag_options or RagOptions()
+        self.identity = identity or Identity()
+        self.chunker = StructuralChunker(embedder.count_tokens, embedder.max_tokens, chunking)
+        self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options)
+        self.retriever = Retriever(store, embedder)
+        self.answerer = ExtractiveAnswerer(embedder)
+        store.bind_embedder(embedder.name, embedder.dimension)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, *, collection: str | None = None, embedder: Embedder | None = None, **kwargs: Any
+    ) -> Rag:
+        """Open (or create) the SQLite store at *path*."""
+        from ragwright.stores.sqlite import SqliteStore
+
+        return cls(SqliteStore(path, collection=collection), embedder, **kwargs)
+
+    # -- ingestion -------------------------------------------------------------------------------------
+    async def aingest(
+        self,
+        sources: Source | str | Path | Iterable[Source | str | Path],
+        *,
+        tenant: str | None = None,
+        acl: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Ingest files, folders, JSONL corpora or :class:`Source` objects; returns the run's report."""
+        resolved = _resolve_sources(sources)
+        tenant = tenant if tenant is not None else self.identity.tenant
+        total = IngestReport()
+        for source in resolved:
+            report = await asyncio.to_thread(
+                self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress
+            )
+            _accumulate(total, report)
+        return total
+
+    def ingest(self, sources: Source | str | Path | Iterable[Source | str | Path], **kwargs: Any) -> IngestReport:
+        return run_sync(self.aingest(sources, **kwargs))
+
+    # -- retrieval -------------------------------------------------------------------------------------
+    async def asearch(
+        self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> list[SearchResult]:
+        """Retrieve the best chunks for *query*; per-call *overrides* are validated like options."""
+        opts = (
+            (options or self.retrieval_options).merged(**overrides)
+            if overrides
+            else (options or self.retrieval_options)
+        )
+        return await self.retriever.retrieve(query, opts, identity or self.identity)
+
+    def search(
+        self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> list[SearchResult]:
+        return run_sync(self.asearch(query, options, identity=identity, **overrides))
+
+    aretrieve = asearch
+    retrieve = search
+
+    # -- answers ---------------------------------------------------------------------------------------
+    async def aask(
+        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> RagResponse:
+        """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline."""
+        opts = (options or self.rag_options).merged(**overrides) if overrides else (options or self.rag_options)
+        results = await self.retriever.retrieve(question, opts.to_retrieval_options(), identity or self.identity)
+        return await asyncio.to_thread(self.answerer.answer, question, results, opts)
+
+    def ask(
+        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> RagResponse:
+        return run_sync(self.aask(question, options, identity=identity, **overrides))
+
+    # -- administration ----------------------------------------------------------------------------------
+    def remove(self, document_id: str) -> int:
+        """Remove a document and all its chunks; returns how many chunks went. Unknown id → ConfigError."""
+        record = self.store.get_record(document_id)
+        if record is None:
+            candidate = Path(document_id).expanduser()
+            if candidate.exists():
+                record = self.store.get_record(candidate.resolve().as_posix())
+        if record is None:
+            raise ConfigError(f"no document with id {document_id!r} in this store (see `ragwright status`)")
+        return self.store.remove_document(record.document_id)
+
+    def status(self) -> dict[str, Any]:
+        """Registry counts and the failed documents with their stage and reason."""
+        records = self.store.list_records()
+        counts = {s.value: sum(1 for r in records if r.status is s) for s in DocumentStatus}
+        return {
+            "documents": counts["indexed"],
+            **counts,
+            "chunks": self.store.count_chunks(),
+            "embedding_model": self.embedder.name,
+            "failed_documents": [
+                {"document": r.document_id, "stage": r.stage, "reason": r.reason}
+                for r in records
+                if r.status is DocumentStatus.FAILED
+            ],
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Rag:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _resolve_sources(sources: Source | str | Path | Iterable[Source | str | Path]) -> list[Source]:
+    if isinstance(sources, str | Path):
+        return [open_source(str(sources))]
+    if isinstance(sources, Source):
+        return [sources]
+    out: list[Source] = []
+    for s in sources:
+        out.append(open_source(str(s)) if isinstance(s, str | Path) else s)
+    if not out:
+        raise ConfigError("nothing to ingest: give at least one file, folder or source")
+    return out
+
+
+def _accumulate(total: IngestReport, report: IngestReport) -> None:
+    total.added += report.added
+    total.updated += report.updated
+    total.unchanged += report.unchanged
+    total.deleted += report.deleted
+    total.failed.extend(report.failed)
+    total.chunks += report.chunks
+    total.tokens_embedded += report.tokens_embedded
+    total.seconds += report.seconds
+    for stage, secs in report.stage_seconds.items():
+        total.stage_seconds[stage] += secs

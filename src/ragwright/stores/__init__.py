@@ -1,0 +1,1 @@
+"""Stores: where chunks, vectors and the registry live (memory reference, SQLite default)."""

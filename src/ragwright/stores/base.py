@@ -1,0 +1,109 @@
+"""Capability protocols every store implements, and the types that cross the seam.
+
+Retrievers depend on these protocols, never on a concrete store class. Every search takes the
+caller's :class:`~ragwright.model.identity.Identity`: the security filter is applied *inside* the
+search, before top-k, together with the metadata filter — never as a mask afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import Filter
+from ragwright.model.identity import Identity
+from ragwright.model.records import DocumentRecord, DocumentStatus
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+    Matrix = npt.NDArray[np.float32]
+
+
+class ScoreScale(StrEnum):
+    """How a store's search scores should be read (seed 000 ``IScoreScaleAware``)."""
+
+    SIMILARITY = "similarity"
+    OPAQUE_RANKING = "opaque_ranking"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A chunk a store's search returned, with its score on the store's scale."""
+
+    chunk: Chunk
+    score: float
+
+
+@runtime_checkable
+class ChunkStore(Protocol):
+    """Chunks, vectors and the registry, written document by document.
+
+    ``replace_document`` is atomic and ordered: the new chunks are written *first*, then the
+    superseded ones are deleted, so a document never vanishes from search mid-update.
+    """
+
+    def replace_document(self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: Matrix) -> None: ...
+
+    def remove_document(self, document_id: str) -> int:
+        """Delete the document's chunks and mark it deleted; returns the number of chunks removed."""
+        ...
+
+    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        """The chunks with these ids that *identity* may see, in the order asked."""
+        ...
+
+    def document_chunks(self, document_id: str) -> list[Chunk]:
+        """Every chunk of a document in position order (administrative: no security filter)."""
+        ...
+
+    def count_chunks(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Registry(Protocol):
+    """Per-document registry: hashes, pipeline versions, status, failures."""
+
+    def record(self, record: DocumentRecord) -> None: ...
+
+    def get_record(self, document_id: str) -> DocumentRecord | None: ...
+
+    def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]: ...
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """Dense search: cosine similarity of unit vectors, filtered inside the search."""
+
+    @property
+    def score_scale(self) -> ScoreScale: ...
+
+    def search_dense(
+        self,
+        vector: Vector,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        """The *k* best chunks visible to *identity* matching the filter with cosine >= min_score."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingInfo(Protocol):
+    """A store remembers which embedding model built it and refuses a different one."""
+
+    def bind_embedder(self, name: str, dimension: int) -> None: ...
+
+
+class Store(ChunkStore, Registry, VectorSearch, EmbeddingInfo, Protocol):
+    """Everything the foundation's pipeline needs from a store."""

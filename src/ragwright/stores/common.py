@@ -1,0 +1,44 @@
+"""Helpers the store implementations share."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any
+
+from ragwright.errors import StoreError
+from ragwright.model.records import DocumentRecord, DocumentStatus
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+def check_vectors(chunk_count: int, vectors: Any, dimension: int | None) -> npt.NDArray[np.float32]:
+    """Validate a batch of vectors for *chunk_count* chunks: 2-D float32, finite, right width."""
+    import numpy as np
+
+    arr = np.asarray(vectors, dtype=np.float32)
+    if chunk_count == 0:
+        return arr.reshape(0, dimension or (arr.shape[1] if arr.ndim == 2 else 0))
+    if arr.ndim != 2 or arr.shape[0] != chunk_count:
+        raise StoreError(f"expected {chunk_count} vectors, got an array of shape {arr.shape}")
+    if dimension is not None and arr.shape[1] != dimension:
+        raise StoreError(f"vectors have dimension {arr.shape[1]}, this store holds dimension {dimension}")
+    if not np.isfinite(arr).all():
+        raise StoreError("vectors contain NaN or infinite values")
+    return arr
+
+
+def check_embedder(bound: tuple[str, int] | None, name: str, dimension: int, where: str) -> None:
+    """Refuse an embedder other than the one the store was built with."""
+    if bound is not None and bound != (name, dimension):
+        raise StoreError(
+            f"{where} was built with the embedding model {bound[0]!r} (dimension {bound[1]}), "
+            f"but it was opened with {name!r} (dimension {dimension}); open it with the same model, "
+            "or re-ingest into a new store"
+        )
+
+
+def deleted_record(record: DocumentRecord) -> DocumentRecord:
+    return dataclasses.replace(record, status=DocumentStatus.DELETED, chunk_count=0, updated_at=time.time())

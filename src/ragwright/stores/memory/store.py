@@ -1,0 +1,123 @@
+"""An in-process store holding everything in dictionaries: small, obvious, the reference."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import Filter, matches
+from ragwright.model.identity import Identity
+from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.stores.base import Hit, ScoreScale
+from ragwright.stores.common import check_embedder, check_vectors, deleted_record
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+class MemoryStore:
+    """Chunks, vectors and registry in memory. Thread-safe; lost when the process ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._chunks: dict[str, Chunk] = {}
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self._by_doc: dict[str, list[str]] = {}
+        self._records: dict[str, DocumentRecord] = {}
+        self._embedder: tuple[str, int] | None = None
+
+    # -- embedding model guard -------------------------------------------------------------
+    def bind_embedder(self, name: str, dimension: int) -> None:
+        with self._lock:
+            check_embedder(self._embedder, name, dimension, "this memory store")
+            self._embedder = (name, dimension)
+
+    @property
+    def score_scale(self) -> ScoreScale:
+        return ScoreScale.SIMILARITY
+
+    # -- writes --------------------------------------------------------------------------------
+    def replace_document(
+        self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]
+    ) -> None:
+        arr = check_vectors(len(chunks), vectors, self._embedder[1] if self._embedder else None)
+        with self._lock:
+            old = set(self._by_doc.get(record.document_id, ()))
+            for chunk, vec in zip(chunks, arr, strict=True):  # new first …
+                self._chunks[chunk.id] = chunk
+                self._vectors[chunk.id] = vec
+            new_ids = [c.id for c in chunks]
+            for cid in old - set(new_ids):  # … then the superseded ones
+                self._chunks.pop(cid, None)
+                self._vectors.pop(cid, None)
+            self._by_doc[record.document_id] = new_ids
+            self._records[record.document_id] = record
+
+    def remove_document(self, document_id: str) -> int:
+        with self._lock:
+            ids = self._by_doc.pop(document_id, [])
+            for cid in ids:
+                self._chunks.pop(cid, None)
+                self._vectors.pop(cid, None)
+            rec = self._records.get(document_id)
+            if rec is not None:
+                self._records[document_id] = deleted_record(rec)
+            return len(ids)
+
+    def record(self, record: DocumentRecord) -> None:
+        with self._lock:
+            self._records[record.document_id] = record
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get_record(self, document_id: str) -> DocumentRecord | None:
+        with self._lock:
+            return self._records.get(document_id)
+
+    def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]:
+        with self._lock:
+            recs = sorted(self._records.values(), key=lambda r: r.document_id)
+        return [r for r in recs if status is None or r.status == status]
+
+    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        with self._lock:
+            found = [self._chunks.get(cid) for cid in chunk_ids]
+        return [c for c in found if c is not None and identity.can_see(c.tenant, c.acl)]
+
+    def document_chunks(self, document_id: str) -> list[Chunk]:
+        with self._lock:
+            return [self._chunks[cid] for cid in self._by_doc.get(document_id, ())]
+
+    def count_chunks(self) -> int:
+        with self._lock:
+            return len(self._chunks)
+
+    def search_dense(
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        import numpy as np
+
+        with self._lock:
+            eligible = [
+                c
+                for c in self._chunks.values()
+                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
+            ]
+            if not eligible:
+                return []
+            mat = np.stack([self._vectors[c.id] for c in eligible])
+        scores = mat @ np.asarray(vector, dtype=np.float32)
+        order = sorted(range(len(eligible)), key=lambda i: (-float(scores[i]), eligible[i].id))
+        hits = [Hit(eligible[i], float(scores[i])) for i in order if float(scores[i]) >= min_score]
+        return hits[:k]
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,209 @@
+"""The store conformance suite: every store must pass it.
+
+Use it by subclassing in a test module and providing a ``store`` fixture::
+
+    class TestMyStore(StoreConformance):
+        @pytest.fixture
+        def store(self, tmp_path):
+            s = MyStore(...)
+            yield s
+            s.close()
+
+The suite checks the semantics of :class:`~ragwright.stores.memory.MemoryStore` (the reference):
+cosine ordering, the ``min_score`` floor, typed metadata filters applied *before* top-k, tenant and
+ACL isolation inside search and lookups, atomic replacement of a document's chunks, removal, and the
+registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragwright.errors import StoreError
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import And, Compare, Eq, Exists, In, Not, Or
+from ragwright.model.identity import Identity
+from ragwright.model.records import DocumentRecord, DocumentStatus
+
+DIM = 4
+
+
+def unit(*values: float) -> np.ndarray[Any, np.dtype[np.float32]]:
+    v = np.array(values + (0.0,) * (DIM - len(values)), dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def record(doc_id: str, n: int = 1, **kw: Any) -> DocumentRecord:
+    return DocumentRecord(doc_id, f"memory:{doc_id}", f"hash-{doc_id}", DocumentStatus.INDEXED, chunk_count=n, **kw)
+
+
+def chunks_for(doc_id: str, texts: list[str], **kw: Any) -> list[Chunk]:
+    return [Chunk.create(doc_id, t, i, **kw) for i, t in enumerate(texts)]
+
+
+class StoreConformance:
+    """Subclass and provide a ``store`` fixture bound to an embedder of dimension ``DIM``."""
+
+    @pytest.fixture
+    def bound(self, store: Any) -> Any:
+        store.bind_embedder("test-model", DIM)
+        return store
+
+    def _put(self, store: Any, doc_id: str, vectors: list[Any], **chunk_kw: Any) -> list[Chunk]:
+        chunks = chunks_for(doc_id, [f"{doc_id} chunk {i}" for i in range(len(vectors))], **chunk_kw)
+        store.replace_document(record(doc_id, len(chunks)), chunks, np.stack(vectors))
+        return chunks
+
+    def test_search_orders_by_cosine(self, bound: Any) -> None:
+        self._put(bound, "a", [unit(1, 0), unit(0, 1), unit(1, 1)])
+        hits = bound.search_dense(unit(1, 0.1), 3, identity=Identity())
+        assert [h.chunk.text for h in hits] == ["a chunk 0", "a chunk 2", "a chunk 1"]
+        assert hits[0].score == pytest.approx(float(unit(1, 0) @ unit(1, 0.1)), abs=1e-5)
+        assert all(hits[i].score >= hits[i + 1].score for i in range(len(hits) - 1))
+
+    def test_top_k_and_min_score(self, bound: Any) -> None:
+        self._put(bound, "a", [unit(1, 0), unit(0, 1), unit(1, 1)])
+        assert len(bound.search_dense(unit(1, 0), 2, identity=Identity())) == 2
+        hits = bound.search_dense(unit(1, 0), 10, identity=Identity(), min_score=0.5)
+        assert {h.chunk.text for h in hits} == {"a chunk 0", "a chunk 2"}
+
+    def test_metadata_filter_is_typed(self, bound: Any) -> None:
+        num = chunks_for("n", ["number three"], metadata={"page": 3})
+        txt = chunks_for("s", ["string three"], metadata={"page": "3"})
+        flag = chunks_for("b", ["boolean"], metadata={"page": True})
+        bound.replace_document(record("n"), num, np.stack([unit(1)]))
+        bound.replace_document(record("s"), txt, np.stack([unit(1)]))
+        bound.replace_document(record("b"), flag, np.stack([unit(1)]))
+        ident = Identity()
+        assert [
+            h.chunk.text for h in bound.search_dense(unit(1), 5, identity=ident, metadata_filter=Eq("page", 3))
+        ] == ["number three"]
+        assert [
+            h.chunk.text for h in bound.search_dense(unit(1), 5, identity=ident, metadata_filter=Eq("page", "3"))
+        ] == ["string three"]
+        assert [
+            h.chunk.text for h in bound.search_dense(unit(1), 5, identity=ident, metadata_filter=Eq("page", 3.0))
+        ] == ["number three"]
+        assert [
+            h.chunk.text for h in bound.search_dense(unit(1), 5, identity=ident, metadata_filter=Eq("page", 1))
+        ] == []
+        assert [
+            h.chunk.text for h in bound.search_dense(unit(1), 5, identity=ident, metadata_filter=Eq("page", True))
+        ] == ["boolean"]
+
+    def test_filter_applies_before_top_k(self, bound: Any) -> None:
+        vectors = [unit(1, 0.01 * i) for i in range(10)]
+        chunks = [Chunk.create("d", f"c{i}", i, metadata={"keep": i >= 7}) for i in range(10)]
+        bound.replace_document(record("d", 10), chunks, np.stack(vectors))
+        hits = bound.search_dense(unit(1), 3, identity=Identity(), metadata_filter=Eq("keep", True))
+        assert sorted(h.chunk.text for h in hits) == ["c7", "c8", "c9"]
+
+    def test_compound_filters(self, bound: Any) -> None:
+        meta = [
+            {"dept": "finance", "year": 2024, "tags": ["q4", "plan"]},
+            {"dept": "legal", "year": 2023},
+            {"dept": "finance", "year": 2022},
+            {"other": "x"},
+        ]
+        chunks = [Chunk.create("d", f"c{i}", i, metadata=m) for i, m in enumerate(meta)]
+        bound.replace_document(record("d", 4), chunks, np.stack([unit(1)] * 4))
+
+        def texts(flt: Any) -> set[str]:
+            return {h.chunk.text for h in bound.search_dense(unit(1), 10, identity=Identity(), metadata_filter=flt)}
+
+        assert texts(And((Eq("dept", "finance"), Compare("year", "gte", 2023)))) == {"c0"}
+        assert texts(Or((Eq("dept", "legal"), Eq("year", 2022)))) == {"c1", "c2"}
+        assert texts(Not(Eq("dept", "finance"))) == {"c1", "c3"}
+        assert texts(In("dept", ("legal", "hr"))) == {"c1"}
+        assert texts(Eq("tags", "plan")) == {"c0"}
+        assert texts(Exists("other")) == {"c3"}
+        assert texts(Compare("dept", "gt", "g")) == {"c1"}
+
+    def test_tenant_isolation_in_search_and_lookup(self, bound: Any) -> None:
+        a = self._put(bound, "a", [unit(1)], tenant="acme")
+        b = self._put(bound, "b", [unit(1)], tenant="globex")
+        hits = bound.search_dense(unit(1), 10, identity=Identity("acme"))
+        assert [h.chunk.document_id for h in hits] == ["a"]
+        assert bound.get_chunks([a[0].id, b[0].id], Identity("acme")) == [a[0]]
+        assert bound.get_chunks([a[0].id, b[0].id], Identity("globex")) == [b[0]]
+
+    def test_acl_groups_and_missing_acl_denies(self, bound: Any) -> None:
+        self._put(bound, "hr", [unit(1)], acl=("hr",))
+        self._put(bound, "pub", [unit(1)], acl=("*",))
+        self._put(bound, "nobody", [unit(1)], acl=())
+        seen = {h.chunk.document_id for h in bound.search_dense(unit(1), 10, identity=Identity(groups=("eng",)))}
+        assert seen == {"pub"}
+        seen = {h.chunk.document_id for h in bound.search_dense(unit(1), 10, identity=Identity(groups=("hr",)))}
+        assert seen == {"pub", "hr"}
+
+    def test_replace_writes_new_then_removes_superseded(self, bound: Any) -> None:
+        old = self._put(bound, "d", [unit(1), unit(0, 1)])
+        new = chunks_for("d", ["rewritten"])
+        bound.replace_document(record("d"), new, np.stack([unit(1)]))
+        assert [c.text for c in bound.document_chunks("d")] == ["rewritten"]
+        assert bound.get_chunks([c.id for c in old], Identity()) == []
+        assert bound.count_chunks() == 1
+
+    def test_same_input_twice_is_idempotent(self, bound: Any) -> None:
+        self._put(bound, "d", [unit(1), unit(0, 1)])
+        self._put(bound, "d", [unit(1), unit(0, 1)])
+        assert bound.count_chunks() == 2
+
+    def test_remove_document(self, bound: Any) -> None:
+        self._put(bound, "a", [unit(1), unit(0, 1)])
+        self._put(bound, "b", [unit(1)])
+        assert bound.remove_document("a") == 2
+        assert {h.chunk.document_id for h in bound.search_dense(unit(1), 10, identity=Identity())} == {"b"}
+        rec = bound.get_record("a")
+        assert rec is not None and rec.status is DocumentStatus.DELETED
+        assert bound.remove_document("missing") == 0
+
+    def test_registry_roundtrip(self, bound: Any) -> None:
+        rec = dataclasses.replace(
+            record("d"), parser_version="p/1", chunker_version="c/1", embedding_model="m", tenant="t", acl=("g",)
+        )
+        bound.record(rec)
+        assert bound.get_record("d") == rec
+        failed = dataclasses.replace(record("f"), status=DocumentStatus.FAILED, stage="parse", reason="bad")
+        bound.record(failed)
+        assert [r.document_id for r in bound.list_records(DocumentStatus.FAILED)] == ["f"]
+        assert [r.document_id for r in bound.list_records()] == ["d", "f"]
+
+    def test_chunk_fields_roundtrip(self, bound: Any) -> None:
+        c = Chunk.create(
+            "d",
+            "body",
+            0,
+            section_path=("A", "B"),
+            page=2,
+            page_end=3,
+            parent_id="p",
+            prev_id=None,
+            next_id="n",
+            metadata={"k": [1, 2], "s": "v", "f": 1.5},
+            tenant="t",
+            acl=("g", "h"),
+            embed_text="A > B\n\nbody",
+        )
+        bound.replace_document(record("d"), [c], np.stack([unit(1)]))
+        assert bound.get_chunks([c.id], Identity("t", groups=("g",))) == [c]
+
+    def test_vectors_are_validated(self, bound: Any) -> None:
+        chunks = chunks_for("d", ["x", "y"])
+        with pytest.raises(StoreError):
+            bound.replace_document(record("d"), chunks, np.stack([unit(1)]))
+        with pytest.raises(StoreError):
+            bound.replace_document(record("d"), chunks[:1], np.ones((1, DIM + 1), dtype=np.float32))
+        assert bound.count_chunks() == 0
+
+    def test_other_embedder_is_refused(self, bound: Any) -> None:
+        bound.bind_embedder("test-model", DIM)  # same model: fine
+        with pytest.raises(StoreError, match="test-model"):
+            bound.bind_embedder("another-model", DIM)
+
+    def test_empty_store_search(self, bound: Any) -> None:
+        assert bound.search_dense(unit(1), 5, identity=Identity()) == []

@@ -1,0 +1,154 @@
+from pathlib import Path
+
+import pytest
+
+from ragwright.errors import ParseError
+from ragwright.model.records import DocumentStatus
+from ragwright.rag import Rag
+from ragwright.sources import BytesSource, JsonlSource
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
+
+
+@pytest.fixture
+def rag(tmp_path: Path, hashing: HashingEmbedder) -> Rag:
+    return Rag(SqliteStore(tmp_path / "store.db"), hashing)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_unchanged_documents_are_skipped_without_embedding(tmp_path: Path, rag: Rag, hashing: HashingEmbedder) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "a.md", "# A\n\nalpha text")
+    write(docs, "b.txt", "beta text")
+    first = rag.ingest(docs)
+    assert (first.added, first.updated, first.unchanged, first.chunks) == (2, 0, 0, 2)
+    calls = hashing.calls
+    second = rag.ingest(docs)
+    assert (second.added, second.updated, second.unchanged, second.chunks) == (0, 0, 2, 0)
+    assert hashing.calls == calls  # nothing embedded
+
+
+def test_changed_document_is_updated_and_old_chunks_go(tmp_path: Path, rag: Rag) -> None:
+    docs = tmp_path / "docs"
+    path = write(docs, "a.md", "# A\n\noriginal words")
+    rag.ingest(docs)
+    path.write_text("# A\n\nrevised content", encoding="utf-8")
+    report = rag.ingest(docs)
+    assert (report.added, report.updated) == (0, 1)
+    texts = [c.text for c in rag.store.document_chunks(path.resolve().as_posix())]
+    assert texts == ["revised content"]
+
+
+def test_deleted_files_are_reconciled(tmp_path: Path, rag: Rag) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "a.md", "alpha")
+    gone = write(docs, "sub/b.md", "beta")
+    rag.ingest(docs)
+    gone.unlink()
+    report = rag.ingest(docs)
+    assert report.deleted == 1
+    rec = rag.store.get_record(gone.resolve().as_posix())
+    assert rec is not None and rec.status is DocumentStatus.DELETED
+    assert all(r.document_id != gone.resolve().as_posix() for r in rag.search("beta", top_k=10))
+
+
+def test_a_corrupt_file_is_dead_lettered_and_the_batch_goes_on(tmp_path: Path, rag: Rag) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "good.md", "good text")
+    (docs / "bad.md").write_bytes(b"\x00\x01\x02garbage" * 20)
+    (docs / "empty.txt").write_bytes(b"")
+    report = rag.ingest(docs)
+    assert report.added == 1
+    failures = {Path(f.document).name: f for f in report.failed}
+    assert set(failures) == {"bad.md", "empty.txt"}
+    assert failures["bad.md"].stage == "parse" and "binary" in failures["bad.md"].reason
+    assert "empty" in failures["empty.txt"].reason
+    failed = rag.store.list_records(DocumentStatus.FAILED)
+    assert {Path(r.document_id).name for r in failed} == {"bad.md", "empty.txt"}
+    assert rag.status()["failed"] == 2
+
+
+def test_a_previously_indexed_document_keeps_its_chunks_when_an_update_fails(tmp_path: Path, rag: Rag) -> None:
+    docs = tmp_path / "docs"
+    path = write(docs, "a.md", "kept words")
+    rag.ingest(docs)
+    path.write_bytes(b"\x00\x00broken")
+    report = rag.ingest(docs)
+    assert len(report.failed) == 1
+    assert [c.text for c in rag.store.document_chunks(path.resolve().as_posix())] == ["kept words"]
+    assert rag.search("kept words")[0].chunk.text == "kept words"
+
+
+def test_embedding_failure_is_isolated_per_document(tmp_path: Path) -> None:
+    class Fragile(HashingEmbedder):
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            if any("poison" in t for t in texts):
+                raise RuntimeError("model exploded")
+            return super().embed_documents(texts)
+
+    rag = Rag(SqliteStore(tmp_path / "s.db"), Fragile())
+    report = rag.ingest(BytesSource({"ok.txt": b"fine text", "bad.txt": b"poison pill"}))
+    assert report.added == 1
+    assert [(f.document, f.stage) for f in report.failed] == [("bad.txt", "embed")]
+    assert "model exploded" in report.failed[0].reason
+
+
+def test_jsonl_corpus_ids_and_titles(tmp_path: Path, rag: Rag) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"_id": "d1", "title": "Cats", "text": "Cats purr."}\n'
+        "not json\n"
+        '{"_id": "d2", "title": "", "text": "Dogs bark."}\n',
+        encoding="utf-8",
+    )
+    report = rag.ingest(JsonlSource(corpus))
+    assert report.added == 2 and len(report.failed) == 1 and "line 2" in report.failed[0].reason
+    (c1,) = rag.store.document_chunks("d1")
+    assert c1.text == "Cats purr." and c1.section_path == ("Cats",) and c1.embed_text == "Cats\n\nCats purr."
+    assert rag.ingest(JsonlSource(corpus)).unchanged == 2
+
+
+def test_model_change_reprocesses(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "a.md", "alpha")
+    store = SqliteStore(tmp_path / "s.db")
+    Rag(store, HashingEmbedder()).ingest(docs)
+    rec = store.get_record((docs / "a.md").resolve().as_posix())
+    assert rec is not None and rec.embedding_model == "test/hashing"
+    assert rec.parser_version == "markdown/1" and rec.chunker_version == "structural/1"
+
+
+def test_tenant_acl_and_metadata_reach_chunks(tmp_path: Path, rag: Rag) -> None:
+    report = rag.ingest(
+        BytesSource({"x.md": b"---\nowner: ops\n---\n# T\n\nsecret plan"}),
+        tenant="acme",
+        acl=["board"],
+        metadata={"department": "finance"},
+    )
+    assert report.added == 1
+    (chunk,) = rag.store.document_chunks("x.md")
+    assert chunk.tenant == "acme" and chunk.acl == ("board",)
+    assert chunk.metadata["department"] == "finance" and chunk.metadata["owner"] == "ops"
+    assert chunk.metadata["title"] == "T"
+
+
+def test_size_limit(tmp_path: Path, hashing: HashingEmbedder) -> None:
+    from ragwright.options import IngestOptions
+
+    rag = Rag(SqliteStore(tmp_path / "s.db"), hashing, ingest_options=IngestOptions(max_file_bytes=10))
+    report = rag.ingest(BytesSource({"big.txt": b"x" * 11}))
+    assert report.failed[0].stage == "read" and "over the limit" in report.failed[0].reason
+
+
+def test_bad_path_is_a_clear_error(rag: Rag, tmp_path: Path) -> None:
+    from ragwright.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no such file or folder"):
+        rag.ingest(tmp_path / "missing")
+    assert not isinstance(ConfigError("x"), ParseError)

@@ -1,0 +1,83 @@
+from pathlib import Path
+
+import pytest
+
+from ragwright.errors import ParseError
+from ragwright.model.document import ElementKind
+from ragwright.parse import parse_bytes
+from ragwright.parse.detect import detect
+
+
+def test_headings_lists_code_tables_front_matter() -> None:
+    md = b"""---
+title: Front Title
+owner: ops
+---
+# Top
+
+Intro paragraph with *emphasis* and a [link](http://x).
+
+## Sub
+
+- item one
+- item two
+
+```python
+print("hi")
+```
+
+| a | b |
+|---|---|
+| 1 | 2 |
+"""
+    doc = parse_bytes("d", md, name_hint="x.md")
+    kinds = [e.kind for e in doc.elements]
+    assert kinds == [
+        ElementKind.HEADING,
+        ElementKind.PARAGRAPH,
+        ElementKind.HEADING,
+        ElementKind.LIST_ITEM,
+        ElementKind.LIST_ITEM,
+        ElementKind.CODE,
+        ElementKind.TABLE,
+    ]
+    assert doc.elements[0].level == 1 and doc.elements[2].level == 2
+    assert doc.elements[1].text == "Intro paragraph with emphasis and a link."
+    assert doc.elements[5].attributes == {"language": "python"}
+    assert doc.elements[6].text.splitlines()[0] == "| a | b |"
+    assert doc.title == "Front Title" and doc.metadata == {"title": "Front Title", "owner": "ops"}
+
+
+def test_real_markdown_files(shared: Path) -> None:
+    doc = parse_bytes("wiki", (shared / "docs-corpus/md/wiki.md").read_bytes(), name_hint="wiki.md")
+    headings = [e.text for e in doc.elements if e.kind is ElementKind.HEADING]
+    assert headings and doc.title == headings[0]
+    code = parse_bytes("c", (shared / "docs-corpus/md/codeblock.md").read_bytes(), name_hint="codeblock.md")
+    assert any(e.kind is ElementKind.CODE for e in code.elements)
+
+
+def test_plain_text_paragraphs() -> None:
+    doc = parse_bytes("t", b"first para\nwrapped line\n\nsecond para\n", name_hint="notes.txt")
+    assert [e.text for e in doc.elements] == ["first para wrapped line", "second para"]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"   \n", "empty"),
+        (b"%PDF-1.7 binary", "PDF"),
+        (b"PK\x03\x04zipdata", "ZIP"),
+        (b"\x00\x01\x02\x03" * 50, "binary"),
+    ],
+)
+def test_unsupported_or_empty_input_raises_parse_error(data: bytes, reason: str) -> None:
+    with pytest.raises(ParseError, match=reason):
+        parse_bytes("x", data, name_hint="x.md")
+
+
+def test_detect_by_content_not_extension() -> None:
+    assert detect(b"%PDF-1.4", "looks.md") == "pdf"
+    assert detect(b"# hi", "notes.md") == "markdown"
+    assert detect(b"# hi", "notes.txt") == "text"
+    assert detect("ünïcode".encode("utf-16"), "x.txt") == "text"

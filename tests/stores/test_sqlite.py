@@ -1,0 +1,119 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragwright.errors import StoreError
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import And, Compare, Eq, Exists, Filter, In, Not, Or, matches
+from ragwright.model.identity import Identity
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.conformance import DIM, chunks_for, record, unit
+
+
+def test_reopen_restores_everything(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteStore(path) as s:
+        s.bind_embedder("m", DIM)
+        chunks = chunks_for("d", ["one", "two"], metadata={"k": 1})
+        s.replace_document(record("d", 2), chunks, np.stack([unit(1), unit(0, 1)]))
+    with SqliteStore(path) as s:
+        assert s.embedding_model == ("m", DIM)
+        assert [h.chunk for h in s.search_dense(unit(1), 1, identity=Identity())] == [chunks[0]]
+        assert s.get_record("d") == record("d", 2)
+
+
+def test_collection_guard_wipes_stale_rows(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteStore(path, collection="docs-v1") as s:
+        s.bind_embedder("m", DIM)
+        s.replace_document(record("d"), chunks_for("d", ["x"]), np.stack([unit(1)]))
+    with SqliteStore(path, collection="docs-v1") as s:
+        assert s.count_chunks() == 1
+    with SqliteStore(path) as s:  # no name given: no check
+        assert s.count_chunks() == 1
+    with SqliteStore(path, collection="docs-v2") as s:
+        assert s.count_chunks() == 0 and s.list_records() == [] and s.collection == "docs-v2"
+        s.bind_embedder("another", 8)  # the old model binding went with the rows
+
+
+def test_corrupt_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    junk = b"this is not a database at all" * 100
+    path.write_bytes(junk)
+    with pytest.raises(StoreError, match="not a readable ragwright store"):
+        SqliteStore(path)
+    assert path.read_bytes() == junk
+
+
+def test_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not a ragwright store"):
+        SqliteStore(path)
+
+
+def test_directory_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="directory"):
+        SqliteStore(tmp_path)
+
+
+def test_search_sees_writes_from_another_connection(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    reader = SqliteStore(path)
+    reader.bind_embedder("m", DIM)
+    assert reader.search_dense(unit(1), 5, identity=Identity()) == []
+    with SqliteStore(path) as writer:
+        writer.replace_document(record("d"), chunks_for("d", ["x"]), np.stack([unit(1)]))
+    assert [h.chunk.text for h in reader.search_dense(unit(1), 5, identity=Identity())] == ["x"]
+    reader.close()
+
+
+# -- the SQL translation agrees with the reference matcher ---------------------------------------
+keys = st.sampled_from(["a", "b", "c"])
+scalars = st.one_of(st.integers(-3, 3), st.sampled_from(["1", "2", "x"]), st.booleans(), st.sampled_from([1.0, 2.5]))
+leaf = st.one_of(
+    st.builds(Eq, keys, scalars),
+    st.builds(lambda k, vs: In(k, tuple(vs)), keys, st.lists(scalars, min_size=1, max_size=3)),
+    st.builds(
+        Compare,
+        keys,
+        st.sampled_from(["gt", "gte", "lt", "lte"]),
+        st.one_of(st.integers(-3, 3), st.sampled_from(["1", "x"])),
+    ),
+    st.builds(Exists, keys),
+)
+filters = st.recursive(
+    leaf,
+    lambda inner: st.one_of(
+        st.builds(lambda cs: And(tuple(cs)), st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda cs: Or(tuple(cs)), st.lists(inner, min_size=1, max_size=3)),
+        st.builds(Not, inner),
+    ),
+    max_leaves=6,
+)
+metadata_values = st.one_of(
+    scalars, st.lists(st.sampled_from(["1", "x", "y"]), max_size=2), st.lists(st.integers(0, 3), max_size=2)
+)
+metadatas = st.lists(st.dictionaries(keys, metadata_values, max_size=3), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flt=filters, metas=metadatas)
+def test_sql_filter_matches_reference(tmp_path: Path, flt: Filter, metas: list[dict[str, object]]) -> None:
+    path = tmp_path / "prop.db"
+    path.unlink(missing_ok=True)
+    with SqliteStore(path) as s:
+        s.bind_embedder("m", DIM)
+        chunks = [Chunk.create("d", f"c{i}", i, metadata=m) for i, m in enumerate(metas)]  # type: ignore[arg-type]
+        s.replace_document(record("d", len(chunks)), chunks, np.stack([unit(1)] * len(chunks)))
+        got = {h.chunk.text for h in s.search_dense(unit(1), 100, identity=Identity(), metadata_filter=flt)}
+    expected = {c.text for c in chunks if matches(flt, c.metadata)}
+    assert got == expected

@@ -1,0 +1,111 @@
+"""The ``ragwright`` command end to end, with the real default embedder."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragwright.cli import main
+
+
+def run(*args: str, ok: bool = True) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output + result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+def as_json(*args: str) -> dict:  # type: ignore[type-arg]
+    _, out, _ = run("--json", *args)
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+def test_ingest_search_ask_reopen_remove(tmp_path: Path, shared: Path) -> None:
+    docs = tmp_path / "md"
+    shutil.copytree(shared / "docs-corpus" / "md", docs)
+    store = str(tmp_path / "store.db")
+
+    report = as_json("--store", store, "ingest", str(docs))
+    assert set(report) >= {"added", "updated", "unchanged", "deleted", "failed", "chunks", "seconds"}
+    assert report["added"] == 3 and report["failed"] == [] and report["chunks"] > 3
+
+    again = as_json("--store", store, "ingest", str(docs))  # a new process would reopen the file the same way
+    assert (again["added"], again["unchanged"], again["chunks"]) == (0, 3, 0)
+
+    found = as_json("--store", store, "search", "steps to reproduce the bug", "--top-k", "3")["results"]
+    assert len(found) == 3
+    assert set(found[0]) == {"chunk_id", "document_id", "score", "text", "section_path", "page", "arms"}
+    assert found[0]["document_id"].endswith("bug_report.md")
+    assert found[0]["arms"]["dense"]["rank"] == 1
+
+    answer = as_json("--store", store, "ask", "Where did IBM originate?")
+    assert set(answer) >= {"answer", "declined", "citations", "sources"}
+    assert not answer["declined"] and "[Source" in answer["answer"]
+    assert any(c["document_id"].endswith("wiki.md") for c in answer["citations"])
+
+    declined = as_json("--store", store, "ask", "What is the boiling point of liquid nitrogen on Mars?")
+    assert declined["declined"] and declined["citations"] == []
+
+    status = as_json("--store", store, "status")
+    assert (status["indexed"], status["failed"]) == (3, 0) and status["chunks"] > 3
+
+    doc_id = found[0]["document_id"]
+    removed = as_json("--store", store, "remove", doc_id)
+    assert removed["chunks_removed"] > 0
+    after = as_json("--store", store, "search", "steps to reproduce the bug", "--top-k", "10")["results"]
+    assert all(r["document_id"] != doc_id for r in after)
+    assert as_json("--store", store, "status")["deleted"] == 1
+
+    (docs / "wiki.md").unlink()
+    synced = as_json("--store", store, "ingest", str(docs))
+    assert synced["deleted"] == 1
+
+
+@pytest.mark.slow
+def test_quickstart_prints_two_cited_answers() -> None:
+    payload = as_json("quickstart")
+    assert payload["ingest"]["added"] == 4 and payload["ingest"]["failed"] == []
+    first, second = payload["answers"]
+    assert not first["declined"] and "30 days" in first["answer"] and "[Source" in first["answer"]
+    assert not second["declined"] and "AES-256" in second["answer"]
+    _, human, _ = run("quickstart")
+    assert human.count("[Source") >= 2
+
+
+def test_unreadable_path_is_one_clear_line(tmp_path: Path) -> None:
+    code, _, err = run("--store", str(tmp_path / "s.db"), "ingest", str(tmp_path / "nope"), ok=False)
+    assert code == 2 and err.strip().count("\n") == 0
+    assert err.startswith("error:") and "no such file or folder" in err and "Traceback" not in err
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_unknown_and_invalid_options(tmp_path: Path) -> None:
+    code, _, err = run("search", "x", "--topk", "3", ok=False)
+    assert code == 2 and "No such option" in err
+    store = tmp_path / "s.db"
+    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"))
+    code, _, err = run("--store", str(store), "search", "x", "--top-k", "0", ok=False)
+    assert code == 2 and "top_k=0 is invalid" in err and err.count("\n") == 1
+
+
+def test_corrupt_store_is_refused_and_kept(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    store.write_bytes(b"garbage" * 1000)
+    code, _, err = run("--store", str(store), "status", ok=False)
+    assert code == 2 and "not a readable ragwright store" in err and err.count("\n") == 1
+    code, _, err = run("--store", str(store), "ingest", str(tmp_path), ok=False)
+    assert code == 2
+    assert store.read_bytes() == b"garbage" * 1000
+
+
+def test_missing_store_for_search(tmp_path: Path) -> None:
+    code, _, err = run("--store", str(tmp_path / "none.db"), "search", "x", ok=False)
+    assert code == 2 and "ingest something first" in err
+
+
+def test_bad_filter_syntax(tmp_path: Path) -> None:
+    code, _, err = run("--store", str(tmp_path / "s.db"), "search", "x", "--filter", "novalue", ok=False)
+    assert code == 2 and "key=value" in err

@@ -1,0 +1,90 @@
+import math
+
+import pytest
+
+from ragwright.errors import ConfigError
+from ragwright.options import NOT_YET_ACTIVE, ChunkingOptions, IngestOptions, RagOptions, RetrievalOptions
+
+
+def test_seed_defaults() -> None:
+    o = RetrievalOptions()
+    assert (o.top_k, o.min_score, o.redundancy_threshold, o.mmr_lambda, o.crag_score_threshold) == (
+        5,
+        0.0,
+        0.95,
+        0.5,
+        0.5,
+    )
+    assert o.use_hyde and o.use_multi_query and o.use_parent_document and o.use_reranking
+    assert not o.use_hybrid_search and not o.use_mmr and not o.use_crag and not o.use_adaptive_retrieval
+    assert o.crag_fallback_mode == "replace"
+    assert o.effective_candidate_count == 15
+    assert RetrievalOptions(top_k=4, candidate_count=20).effective_candidate_count == 20
+    assert ChunkingOptions().max_tokens == 400
+    assert IngestOptions().batch_size == 64
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("top_k", 0),
+        ("top_k", True),
+        ("top_k", 2.5),
+        ("min_score", -0.1),
+        ("min_score", math.nan),
+        ("redundancy_threshold", 0.0),
+        ("redundancy_threshold", 1.5),
+        ("mmr_lambda", 1.1),
+        ("candidate_count", 2),
+        ("mmr_candidate_count", 1),
+        ("crag_score_threshold", 2),
+        ("crag_fallback_mode", "merge"),
+        ("max_context_tokens", 0),
+        ("use_hybrid_search", "yes"),
+        ("metadata_filter", {"bad key": 1}),
+    ],
+)
+def test_invalid_values_name_field_value_and_range(field: str, value: object) -> None:
+    with pytest.raises(ConfigError) as info:
+        RetrievalOptions(**{field: value})  # type: ignore[arg-type]
+    assert info.value.field == field
+    assert field in str(info.value) and repr(value) in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_unknown_option_suggests_the_right_name() -> None:
+    with pytest.raises(ConfigError, match="did you mean 'top_k'"):
+        RetrievalOptions.from_dict({"topk": 3})
+    with pytest.raises(ConfigError, match="unknown option"):
+        RetrievalOptions().merged(nonsense=1)
+
+
+def test_merged_revalidates() -> None:
+    assert RetrievalOptions().merged(top_k=9).top_k == 9
+    with pytest.raises(ConfigError):
+        RetrievalOptions().merged(top_k=-1)
+
+
+def test_rag_options_forward_retrieval_fields() -> None:
+    r = RagOptions(top_k=7, min_score=0.2, metadata_filter={"a": 1}).to_retrieval_options()
+    assert (r.top_k, r.min_score) == (7, 0.2)
+    with pytest.raises(ConfigError, match="top_k"):
+        RagOptions(top_k=0)
+    with pytest.raises(ConfigError, match="temperature"):
+        RagOptions(temperature=5.0)
+    with pytest.raises(ConfigError, match="answer_mode"):
+        RagOptions(answer_mode="llm")  # type: ignore[arg-type]
+
+
+def test_inactive_options_are_reported() -> None:
+    assert RetrievalOptions().inactive_requests() == []
+    assert RetrievalOptions(use_hybrid_search=True, use_mmr=True).inactive_requests() == [
+        "use_hybrid_search",
+        "use_mmr",
+    ]
+    assert "use_crag" in NOT_YET_ACTIVE
+
+
+def test_chunking_options_validated() -> None:
+    with pytest.raises(ConfigError, match="min_tokens"):
+        ChunkingOptions(max_tokens=100, min_tokens=100)

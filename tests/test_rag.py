@@ -1,0 +1,112 @@
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from ragwright import Identity, MinScoreSpec, Rag, RagOptions, RetrievalOptions
+from ragwright.errors import ConfigError
+from ragwright.sources import BytesSource
+from ragwright.stores.memory import MemoryStore
+from ragwright.testing.doubles import HashingEmbedder
+
+DOCS = {
+    "refunds.md": b"# Refunds\n\nCustomers may request a refund within 30 days of delivery.\n\n"
+    b"## Exceptions\n\nGift cards cannot be refunded under any circumstances.",
+    "security.md": b"# Security\n\nCustomer data at rest is encrypted with AES-256 keys.",
+}
+
+
+@pytest.fixture
+def rag() -> Rag:
+    r = Rag(MemoryStore(), HashingEmbedder())
+    r.ingest(BytesSource(DOCS), metadata={"department": "support"})
+    return r
+
+
+def test_search_returns_explained_results(rag: Rag) -> None:
+    results = rag.search("how do I request a refund within 30 days")
+    assert results[0].document_id == "refunds.md"
+    assert results[0].arms["dense"].rank == 1 and results[0].arms["dense"].score == results[0].score
+    assert len(rag.search("refund", top_k=1)) == 1
+
+
+def test_min_score_and_specification_filter(rag: Rag) -> None:
+    assert rag.search("encrypted AES-256", min_score=0.99) == []
+    results = rag.search("encrypted", RetrievalOptions(filter=MinScoreSpec(0.01)))
+    assert results and all(r.score >= 0.01 for r in results)
+
+
+def test_metadata_filter_typed(rag: Rag) -> None:
+    assert rag.search("refund", metadata_filter={"department": "support"})
+    assert rag.search("refund", metadata_filter={"department": "legal"}) == []
+
+
+def test_ask_cites_sources(rag: Rag) -> None:
+    response = rag.ask("Can customers request a refund within 30 days of delivery?", extractive_min_similarity=0.3)
+    assert not response.declined
+    assert "[Source 1]" in response.answer
+    assert response.citations[0].document_id == "refunds.md"
+    assert response.citations[0].quote in response.sources[0].chunk.text
+
+
+def test_ask_declines_when_nothing_supports_an_answer(rag: Rag) -> None:
+    response = rag.ask("volcano eruption in iceland", extractive_min_similarity=0.5)
+    assert response.declined and response.citations == ()
+    empty = Rag(MemoryStore(), HashingEmbedder())
+    assert empty.ask("anything").declined
+
+
+def test_security_identity_applies_to_search_and_ask(tmp_path: Path) -> None:
+    r = Rag(MemoryStore(), HashingEmbedder(), identity=Identity("acme"))
+    r.ingest(BytesSource({"a.md": b"acme quarterly revenue figures"}), tenant="acme", acl=["finance"])
+    r.ingest(BytesSource({"b.md": b"globex quarterly revenue figures"}), tenant="globex")
+    assert r.search("quarterly revenue") == []  # acme member without the finance group
+    fin = Identity("acme", groups=("finance",))
+    assert [x.document_id for x in r.search("quarterly revenue", identity=fin)] == ["a.md"]
+    glob = Identity("globex")
+    assert [x.document_id for x in r.search("quarterly revenue", identity=glob)] == ["b.md"]
+    assert all(s.document_id == "a.md" for s in r.ask("quarterly revenue", identity=fin).sources)
+
+
+def test_async_api_is_the_same_implementation(rag: Rag) -> None:
+    async def go() -> tuple[list[str], bool]:
+        results = await rag.asearch("gift cards")
+        response = await rag.aask("gift cards refunded?")
+        return [r.chunk_id for r in results], response.declined
+
+    ids, _ = asyncio.run(go())
+    assert ids == [r.chunk_id for r in rag.search("gift cards")]
+
+
+def test_sync_api_works_inside_a_running_loop(rag: Rag) -> None:
+    async def go() -> int:
+        return len(rag.search("refund"))
+
+    assert asyncio.run(go()) > 0
+
+
+def test_invalid_overrides_and_queries_are_refused(rag: Rag) -> None:
+    with pytest.raises(ConfigError, match="top_k"):
+        rag.search("x", top_k=0)
+    with pytest.raises(ConfigError, match="unknown option"):
+        rag.search("x", topk=3)
+    with pytest.raises(ConfigError, match="query"):
+        rag.search("   ")
+    with pytest.raises(ConfigError, match="answer_mode"):
+        rag.ask("x", RagOptions(), answer_mode="poetry")
+
+
+def test_inactive_option_is_logged(rag: Rag, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="ragwright"):
+        rag.search("refund", use_crag=True)
+    assert any("option_not_active" in r.message and "use_crag" in r.message for r in caplog.records)
+
+
+def test_remove_and_status(rag: Rag) -> None:
+    assert rag.status()["documents"] == 2
+    assert rag.remove("security.md") == 1
+    assert rag.status()["documents"] == 1 and rag.status()["deleted"] == 1
+    assert all(r.document_id != "security.md" for r in rag.search("encrypted AES-256"))
+    with pytest.raises(ConfigError, match="no document"):
+        rag.remove("nope.md")

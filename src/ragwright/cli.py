@@ -265,6 +265,63 @@ def remove(state: _State, document_id: str) -> None:
     )
 
 
+@main.command("eval")
+@click.argument("dataset", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--config", "configs", multiple=True, help="PRESET or PRESET+key=value… (repeatable; default dense).")
+@click.option("--split", default="test", show_default=True, help="qrels split of a BEIR dataset.")
+@click.option("--limit", type=int, default=None, help="Evaluate only the first N judged queries.")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write report.md / report.html / report.json with plots here.",
+)
+@click.option(
+    "--eval-store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Store for the dataset's corpus (default: a cache store reused across runs).",
+)
+@click.option(
+    "--base",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder that a RAG set's corpus paths are relative to (default: ../shared beside the set's repo).",
+)
+@_command
+def eval_command(
+    state: _State,
+    dataset: Path,
+    configs: tuple[str, ...],
+    split: str,
+    limit: int | None,
+    report_dir: Path | None,
+    eval_store: Path | None,
+    base: Path | None,
+) -> None:
+    """Evaluate retrieval configurations on a BEIR dataset (or ask() on a RAG benchmark set)."""
+    from ragwright.eval.commands import is_rag_set, run_beir_eval, run_rag_eval
+    from ragwright.models.embedders import load_embedder
+
+    embedder = load_embedder(state.embedder or "default")
+    if is_rag_set(dataset):
+        payload, text = run_rag_eval(dataset, embedder=embedder, base=base or _default_base(dataset))
+    else:
+        payload, text = run_beir_eval(
+            dataset, configs, embedder=embedder, split=split, store_path=eval_store, limit=limit, report_dir=report_dir
+        )
+    state.emit(payload, lambda: click.echo(text + (f"\nreport: {payload['report']}" if "report" in payload else "")))
+
+
+def _default_base(dataset: Path) -> Path:
+    """``../shared`` next to the repository that holds *dataset*, when there is one."""
+    for parent in dataset.resolve().parents:
+        if (parent.parent / "shared").is_dir():
+            return parent.parent / "shared"
+    return dataset
+
+
 QUICKSTART_QUESTIONS = (
     "How long do customers have to request a refund?",
     "Which encryption protects customer data at rest?",

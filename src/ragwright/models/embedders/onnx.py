@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragwright._deps import require
+from ragwright._paths import cache_root
 from ragwright.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -57,12 +58,7 @@ def model_cache_dir() -> Path:
 
     The user cache is ``$XDG_CACHE_HOME/ragwright/models`` or ``~/.cache/ragwright/models``.
     """
-    root = os.environ.get("RAGWRIGHT_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "models"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "ragwright" / "models"
+    return cache_root() / "models"
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -109,3 +109,22 @@ def test_missing_store_for_search(tmp_path: Path) -> None:
 def test_bad_filter_syntax(tmp_path: Path) -> None:
     code, _, err = run("--store", str(tmp_path / "s.db"), "search", "x", "--filter", "novalue", ok=False)
     assert code == 2 and "key=value" in err
+
+
+def test_eval_prints_cis_and_writes_a_report(tmp_path: Path) -> None:
+    from tests.eval.test_runner import make_beir
+
+    data = make_beir(tmp_path / "toy")
+    report_dir = tmp_path / "report"
+    args = ["--embedder", "wordllama", "eval", str(data), "--config", "dense", "--config", "dense+top_k=3"]
+    args += ["--eval-store", str(tmp_path / "eval.db"), "--report", str(report_dir)]
+    payload = as_json(*args)
+    assert [c["name"] for c in payload["configs"]] == ["dense", "dense+top_k=3"]
+    ndcg = payload["configs"][0]["metrics"]["ndcg@10"]
+    assert set(ndcg) >= {"mean", "ci_low", "ci_high"} and ndcg["ci_low"] <= ndcg["mean"] <= ndcg["ci_high"]
+    assert "versus_baseline" in payload["configs"][1]
+    assert (report_dir / "report.html").is_file()
+    _, text, _ = run(*args)
+    assert "ndcg@10" in text and "baseline" in text
+    code, _, err = run("--embedder", "wordllama", "eval", str(data), "--config", "nonsense", ok=False)
+    assert code == 2 and "unknown config preset" in err

@@ -117,3 +117,16 @@ def test_sql_filter_matches_reference(tmp_path: Path, flt: Filter, metas: list[d
         got = {h.chunk.text for h in s.search_dense(unit(1), 100, identity=Identity(), metadata_filter=flt)}
     expected = {c.text for c in chunks if matches(flt, c.metadata)}
     assert got == expected
+
+
+def test_security_cache_is_per_identity_and_invalidated_by_writes(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "s.db") as s:
+        s.bind_embedder("m", DIM)
+        s.replace_document(record("a"), chunks_for("a", ["acme doc"], tenant="acme"), np.stack([unit(1)]))
+        for _ in range(2):  # the second round is served from the cache
+            assert [h.chunk.text for h in s.search_dense(unit(1), 5, identity=Identity("acme"))] == ["acme doc"]
+            assert s.search_dense(unit(1), 5, identity=Identity("globex")) == []
+        s.replace_document(record("g"), chunks_for("g", ["globex doc"], tenant="globex"), np.stack([unit(1)]))
+        assert [h.chunk.text for h in s.search_dense(unit(1), 5, identity=Identity("globex"))] == ["globex doc"]
+        s.remove_document("a")
+        assert s.search_dense(unit(1), 5, identity=Identity("acme")) == []

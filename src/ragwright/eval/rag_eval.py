@@ -28,7 +28,10 @@ def ingest_benchmark(rag: Any, bench: RagBenchmark) -> None:
     """Ingest every corpus document under its logical id, tenant and ACL."""
     for doc in bench.documents:
         rag.ingest(
-            BytesSource({doc.id: doc.path.read_bytes()}), tenant=doc.tenant, acl=list(doc.acl), metadata=doc.metadata
+            BytesSource({doc.id: doc.path.read_bytes()}, names={doc.id: doc.path.name}),
+            tenant=doc.tenant,
+            acl=list(doc.acl),
+            metadata=doc.metadata,
         )
 
 

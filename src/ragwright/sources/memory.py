@@ -9,10 +9,17 @@ from ragwright.sources.base import SourceItem
 
 
 class BytesSource:
-    """Documents given as ``{document_id: bytes}``; the id doubles as the name hint."""
+    """Documents given as ``{document_id: bytes}``.
 
-    def __init__(self, documents: Mapping[str, bytes], *, root: str | None = None) -> None:
+    ``names`` gives a file name per document id (a hint that tells Markdown from plain text); without
+    one, the id itself is the hint.
+    """
+
+    def __init__(
+        self, documents: Mapping[str, bytes], *, names: Mapping[str, str] | None = None, root: str | None = None
+    ) -> None:
         self.documents = dict(documents)
+        self.names = dict(names or {})
         self._root = root
 
     @property
@@ -22,7 +29,10 @@ class BytesSource:
     def items(self) -> Iterator[SourceItem]:
         for doc_id, data in self.documents.items():
             yield SourceItem(
-                document_id=doc_id, uri=f"memory:{doc_id}", load=functools.partial(bytes, data), name_hint=doc_id
+                document_id=doc_id,
+                uri=f"memory:{doc_id}",
+                load=functools.partial(bytes, data),
+                name_hint=self.names.get(doc_id, doc_id),
             )
 
     def __len__(self) -> int:

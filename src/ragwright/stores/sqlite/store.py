@@ -56,6 +56,7 @@ class SqliteStore:
         self._matrix: npt.NDArray[np.float32] | None = None
         self._rowids: npt.NDArray[np.int64] | None = None
         self._matrix_version: tuple[int, int] | None = None
+        self._eligible_cache: dict[str, npt.NDArray[np.intp]] = {}
         self._local_writes = 0
         try:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -238,6 +239,7 @@ class SqliteStore:
 
     # -- dense search ----------------------------------------------------------------------------------
     def _load_matrix(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Vectors and rowids of every chunk, reloaded when the file changed (ours or another process)."""
         import numpy as np
 
         version = (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
@@ -252,7 +254,37 @@ class SqliteStore:
                 else np.zeros((0, dim), dtype=np.float32)
             )
             self._matrix_version = version
+            self._eligible_cache.clear()
         return self._matrix, self._rowids
+
+    def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
+        """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
+
+        The security-only set is cached per identity signature until the next write, so the common
+        unfiltered query does not scan the table.
+        """
+        import numpy as np
+
+        _, rowids = self._load_matrix()
+        key = identity.acl_signature() if metadata_filter is None else None
+        if key is not None and key in self._eligible_cache:
+            return self._eligible_cache[key]
+        params: list[Any] = []
+        where = (
+            compile_security(identity, "tenant", "acl", params)
+            + " AND "
+            + compile_filter(metadata_filter, "metadata", params)
+        )
+        eligible = np.fromiter(
+            (r[0] for r in self._conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)), dtype=np.int64
+        )
+        eligible.sort()
+        positions = np.searchsorted(rowids, eligible)
+        if key is not None:
+            if len(self._eligible_cache) > 256:
+                self._eligible_cache.clear()
+            self._eligible_cache[key] = positions
+        return positions
 
     def search_dense(
         self,
@@ -265,22 +297,11 @@ class SqliteStore:
     ) -> list[Hit]:
         import numpy as np
 
-        params: list[Any] = []
-        where = (
-            compile_security(identity, "tenant", "acl", params)
-            + " AND "
-            + compile_filter(metadata_filter, "metadata", params)
-        )
         with self._lock:
             matrix, rowids = self._load_matrix()
-            eligible = np.fromiter(
-                (r[0] for r in self._conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)),
-                dtype=np.int64,
-            )
-            if eligible.size == 0 or matrix.shape[0] == 0:
+            positions = self._eligible_positions(identity, metadata_filter)
+            if positions.size == 0 or matrix.shape[0] == 0:
                 return []
-            eligible.sort()
-            positions = np.searchsorted(rowids, eligible)
             scores = matrix[positions] @ np.asarray(vector, dtype=np.float32)
             keep = scores >= min_score
             positions, scores = positions[keep], scores[keep]

@@ -244,7 +244,7 @@ class RagOptions(_OptionsBase):
     conversation_history: tuple[Any, ...] = field(default=())
     send_sources_as_tool_result: bool = False
     answer_mode: AnswerMode = "extractive"
-    extractive_min_similarity: float = 0.35
+    extractive_min_similarity: float = 0.4
     extractive_relative_floor: float = 0.8
     max_answer_sentences: int = 3
 

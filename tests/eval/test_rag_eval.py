@@ -20,14 +20,34 @@ def make_set(root: Path) -> Path:
         {"id": "payroll", "path": "docs/secret.md", "acl": ["finance"]},
     ]
     items = [
-        {"id": "a", "question": "How many hours of direct sunlight do tomatoes need?", "relevant": {"garden": 2},
-         "key_facts": ["six hours"], "tags": ["garden"]},
-        {"id": "b", "question": "When does the payroll run happen each month?", "relevant": {"payroll": 2},
-         "key_facts": ["twenty fifth"], "tags": ["permission"], "identity": {"tenant": "default", "groups": ["finance"]}},
-        {"id": "c", "question": "When does the payroll run happen each month?", "unanswerable": True,
-         "tags": ["permission"], "identity": {"tenant": "default", "groups": []}},
-        {"id": "d", "question": "What is the airspeed velocity of an unladen swallow?", "unanswerable": True,
-         "tags": ["unanswerable"]},
+        {
+            "id": "a",
+            "question": "How many hours of direct sunlight do tomatoes need?",
+            "relevant": {"garden": 2},
+            "key_facts": ["six hours"],
+            "tags": ["garden"],
+        },
+        {
+            "id": "b",
+            "question": "When does the payroll run happen each month?",
+            "relevant": {"payroll": 2},
+            "key_facts": ["twenty fifth"],
+            "tags": ["permission"],
+            "identity": {"tenant": "default", "groups": ["finance"]},
+        },
+        {
+            "id": "c",
+            "question": "When does the payroll run happen each month?",
+            "unanswerable": True,
+            "tags": ["permission"],
+            "identity": {"tenant": "default", "groups": []},
+        },
+        {
+            "id": "d",
+            "question": "What is the airspeed velocity of an unladen swallow?",
+            "unanswerable": True,
+            "tags": ["unanswerable"],
+        },
     ]
     (root / "corpus.jsonl").write_text("".join(json.dumps(c) + "\n" for c in corpus))
     (root / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))

@@ -15,15 +15,26 @@ from ragwright.sources import JsonlSource
 from ragwright.stores.memory import MemoryStore
 from ragwright.testing.doubles import HashingEmbedder
 
-TOPICS = ["apple orchard harvest", "rocket engine thrust", "violin string tuning", "glacier ice melting",
-          "coffee bean roasting", "chess opening theory", "volcano lava flow", "honey bee colony"]
+TOPICS = [
+    "apple orchard harvest",
+    "rocket engine thrust",
+    "violin string tuning",
+    "glacier ice melting",
+    "coffee bean roasting",
+    "chess opening theory",
+    "volcano lava flow",
+    "honey bee colony",
+]
 
 
 def make_beir(root: Path) -> Path:
     (root / "qrels").mkdir(parents=True)
     with (root / "corpus.jsonl").open("w") as fh:
         for i, topic in enumerate(TOPICS):
-            fh.write(json.dumps({"_id": f"d{i}", "title": topic.title(), "text": f"All about {topic} and more {topic}."}) + "\n")
+            fh.write(
+                json.dumps({"_id": f"d{i}", "title": topic.title(), "text": f"All about {topic} and more {topic}."})
+                + "\n"
+            )
             fh.write(json.dumps({"_id": f"n{i}", "title": "Noise", "text": f"unrelated filler text number {i}"}) + "\n")
     with (root / "queries.jsonl").open("w") as fh:
         for i, topic in enumerate(TOPICS):

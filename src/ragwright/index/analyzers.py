@@ -1,0 +1,236 @@
+"""Analyzers: how text is split into index terms.
+
+:class:`DefaultAnalyzer` is language-neutral. It splits on runs of Unicode letters and digits (so
+Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari … tokenise as words; combining marks stay inside
+their word), case-folds with :meth:`str.casefold`, and applies no stemming and no stop words.
+Chinese, Japanese and Korean do not put spaces between words, so runs of Han, Hiragana, Katakana and
+Hangul characters become overlapping character bigrams, as Lucene's CJK analyzer does
+(``人工智能`` → ``人工 工智 智能``); a lone CJK character stays a unigram. Thai, Khmer and Lao are
+left as whole runs: bigramming is not the accepted treatment for them.
+
+:class:`EnglishAnalyzer` adds Lucene's English stop words and the Snowball English stemmer
+(PyStemmer, a C extension).
+
+Every analyzer has a stable, versioned :attr:`~Analyzer.name`; an index snapshot records it, and a
+snapshot is only loaded with the same analyzer. Change the name whenever the terms an analyzer
+produces change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+import unicodedata
+from typing import Any, Final, Protocol, runtime_checkable
+
+from ragwright.errors import ConfigError, MissingDependencyError
+
+__all__ = [
+    "ENGLISH_STOP_WORDS",
+    "Analyzer",
+    "DefaultAnalyzer",
+    "EnglishAnalyzer",
+    "get_analyzer",
+]
+
+
+@runtime_checkable
+class Analyzer(Protocol):
+    """Turns text into index terms. ``name`` is stable and versioned (e.g. ``"default/1"``)."""
+
+    name: str
+
+    def __call__(self, text: str) -> list[str]: ...
+
+
+# Characters that are bigrammed: Han (URO, extension A, B-I, compatibility ideographs and their
+# supplement, iteration/ideographic-number marks), Hiragana, Katakana (with the phonetic extension,
+# the kana supplements and halfwidth forms), Hangul (syllables, Jamo, compatibility and halfwidth
+# Jamo). Only letters are listed: punctuation inside those blocks (・, ゠ …) still splits runs.
+_CJK_RANGES: Final = (
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3021-\u3029\u3038-\u303b"  # Hangzhou numerals, 〻
+    "\u3041-\u3096\u3099\u309a\u309d-\u309f"  # Hiragana (+ combining voiced marks, iteration marks)
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana (ー included, ・ excluded)
+    "\u3131-\u318e"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97c"  # Hangul Jamo extended A
+    "\uac00-\ud7a3"  # Hangul syllables
+    "\ud7b0-\ud7c6\ud7cb-\ud7fb"  # Hangul Jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # halfwidth Katakana (･ excluded)
+    "\uffa0-\uffdc"  # halfwidth Hangul
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\U0001b000-\U0001b16f"  # Kana supplement / extended / small kana
+    "\U00020000-\U0002fa1f"  # CJK extensions B-F, I and compatibility supplement
+    "\U00030000-\U000323af"  # CJK extensions G-H
+)
+_CJK_RE: Final = re.compile(f"[{_CJK_RANGES}]")
+
+_compiled: re.Pattern[str] | None = None
+_compile_lock = threading.Lock()
+
+
+def _mark_ranges() -> str:
+    """Combining marks (Unicode category M*), as a character-class body.
+
+    Python's ``\\w`` leaves them out, which would cut Devanagari, Arabic with harakat or decomposed
+    Latin (``e`` + U+0301) into pieces; the analyzer keeps them inside their word.
+    """
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x0300, 0x20000):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_ASCII_RUN: Final = re.compile(r"[a-z0-9]+")
+
+
+def _word_pattern() -> re.Pattern[str]:
+    """A letter/digit run, with the combining marks inside and at the end of it."""
+    global _compiled
+    if _compiled is None:
+        with _compile_lock:
+            if _compiled is None:
+                marks = _mark_ranges()
+                _compiled = re.compile(rf"[^\W_]+(?:[{marks}]+[^\W_]*)*")
+    return _compiled
+
+
+_CJK_SPLIT: Final = re.compile(f"[{_CJK_RANGES}]+|[^{_CJK_RANGES}]+")
+
+
+def _tokenize(text: str) -> list[str]:
+    """Case-folded letter/digit runs; CJK runs turned into overlapping bigrams."""
+    if text.isascii():  # the fast path: no marks, no CJK, and casefold is lower
+        return _ASCII_RUN.findall(text.lower())
+    folded = text.casefold()
+    runs = _word_pattern().findall(folded)
+    if _CJK_RE.search(folded) is None:
+        return runs
+    terms: list[str] = []
+    for run in runs:
+        if _CJK_RE.search(run) is None:
+            terms.append(run)
+            continue
+        for part in _CJK_SPLIT.findall(run):  # "gpt4は人工" -> "gpt4", "は人工"
+            if len(part) > 1 and _CJK_RE.match(part) is not None:
+                terms.extend(part[i : i + 2] for i in range(len(part) - 1))
+            else:
+                terms.append(part)
+    return terms
+
+
+class DefaultAnalyzer:
+    """Language-neutral terms: Unicode letter/digit runs, case-folded; CJK as character bigrams."""
+
+    name: str = "default/1"
+
+    def __call__(self, text: str) -> list[str]:
+        return _tokenize(text)
+
+    def __repr__(self) -> str:
+        return f"DefaultAnalyzer(name={self.name!r})"
+
+
+# Lucene's EnglishAnalyzer stop set (also bm25s' ``STOPWORDS_EN``).
+ENGLISH_STOP_WORDS: Final[frozenset[str]] = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+
+class EnglishAnalyzer:
+    """Default tokenisation, then English stop words removed, then the Snowball English stemmer."""
+
+    name: str = "english/1"
+
+    def __init__(self) -> None:
+        try:
+            stemmer_module: Any = importlib.import_module("Stemmer")
+        except ImportError as exc:  # pragma: no cover - PyStemmer is a base dependency
+            raise MissingDependencyError("PyStemmer", "english", "English stemming") from exc
+        self._stemmer: Any = stemmer_module.Stemmer("english")
+        self._cache: dict[str, str] = {}
+        self._stop = ENGLISH_STOP_WORDS
+
+    def stem(self, word: str) -> str:
+        """The Snowball English stem of one (case-folded) word, cached."""
+        stem = self._cache.get(word)
+        if stem is None:
+            stem = str(self._stemmer.stemWord(word))
+            if len(self._cache) < 1_000_000:  # a vocabulary bound, not an eviction policy
+                self._cache[word] = stem
+        return stem
+
+    def __call__(self, text: str) -> list[str]:
+        cache, stop = self._cache, self._stop
+        out: list[str] = []
+        for token in _tokenize(text):
+            if token in stop:
+                continue
+            stem = cache.get(token)
+            out.append(stem if stem is not None else self.stem(token))
+        return out
+
+    def __repr__(self) -> str:
+        return f"EnglishAnalyzer(name={self.name!r})"
+
+
+_ANALYZERS: Final[dict[str, type[DefaultAnalyzer] | type[EnglishAnalyzer]]] = {
+    "default": DefaultAnalyzer,
+    "english": EnglishAnalyzer,
+}
+
+
+def get_analyzer(name: str) -> Analyzer:
+    """The analyzer called *name*: ``"default"`` or ``"english"`` (or their versioned names)."""
+    base, _, version = name.partition("/")
+    factory = _ANALYZERS.get(base)
+    if factory is not None:
+        analyzer: Analyzer = factory()
+        if not version or analyzer.name == name:
+            return analyzer
+    versions = ", ".join(f.name for f in _ANALYZERS.values())
+    accepted = f"one of {', '.join(_ANALYZERS)} (current versions: {versions})"
+    raise ConfigError.invalid("analyzer", name, accepted)

@@ -78,8 +78,8 @@ def test_rag_options_forward_retrieval_fields() -> None:
 
 def test_inactive_options_are_reported() -> None:
     assert RetrievalOptions().inactive_requests() == []
-    assert RetrievalOptions(use_hybrid_search=True, use_mmr=True).inactive_requests() == [
-        "use_hybrid_search",
+    assert RetrievalOptions(use_hybrid_search=True, use_mmr=True, use_crag=True).inactive_requests() == [
+        "use_crag",
         "use_mmr",
     ]
     assert "use_crag" in NOT_YET_ACTIVE
@@ -88,3 +88,22 @@ def test_inactive_options_are_reported() -> None:
 def test_chunking_options_validated() -> None:
     with pytest.raises(ConfigError, match="min_tokens"):
         ChunkingOptions(max_tokens=100, min_tokens=100)
+
+
+def test_arms_and_ensemble() -> None:
+    from ragwright.options import EnsembleOptions
+
+    assert RetrievalOptions().arms == ("dense",)
+    assert RetrievalOptions(use_hybrid_search=True).arms == ("dense", "bm25")
+    assert RetrievalOptions(use_hybrid_search=True, use_keyword_search=False).arms == ("dense",)
+    assert RetrievalOptions(use_dense_search=False, use_keyword_search=True).arms == ("bm25",)
+    with pytest.raises(ConfigError, match="no search arm"):
+        RetrievalOptions(use_dense_search=False)
+    assert RetrievalOptions(top_k=5).arm_candidates == 50
+    assert RetrievalOptions(top_k=40, ensemble=EnsembleOptions(candidates=10)).arm_candidates == 40
+    with pytest.raises(ConfigError, match="rrf_k"):
+        EnsembleOptions(rrf_k=0)
+    with pytest.raises(ConfigError, match="weight"):
+        EnsembleOptions(dense_weight=0, bm25_weight=0, sparse_weight=0)
+    with pytest.raises(ConfigError, match="method"):
+        EnsembleOptions(method="borda")  # type: ignore[arg-type]

@@ -27,12 +27,14 @@ def rag() -> Rag:
 def test_search_returns_explained_results(rag: Rag) -> None:
     results = rag.search("how do I request a refund within 30 days")
     assert results[0].document_id == "refunds.md"
-    assert results[0].arms["dense"].rank == 1 and results[0].arms["dense"].score == results[0].score
+    top = results[0]
+    assert top.arms["dense"].rank == 1 and top.arms["bm25"].rank == 1
+    assert top.score == pytest.approx(2 / 61)  # RRF: rank 1 in both arms
     assert len(rag.search("refund", top_k=1)) == 1
 
 
 def test_min_score_and_specification_filter(rag: Rag) -> None:
-    assert rag.search("encrypted AES-256", min_score=0.99) == []
+    assert rag.search("encrypted AES-256", min_score=0.99, use_hybrid_search=False) == []
     results = rag.search("encrypted", RetrievalOptions(filter=MinScoreSpec(0.01)))
     assert results and all(r.score >= 0.01 for r in results)
 
@@ -110,3 +112,33 @@ def test_remove_and_status(rag: Rag) -> None:
     assert all(r.document_id != "security.md" for r in rag.search("encrypted AES-256"))
     with pytest.raises(ConfigError, match="no document"):
         rag.remove("nope.md")
+
+
+def test_hybrid_is_the_facade_default_and_explains_fusion(rag: Rag) -> None:
+    results = rag.search("gift cards refunded")
+    assert results[0].fusion == "rrf"
+    assert set(results[0].arms) <= {"dense", "bm25"} and "bm25" in results[0].arms
+    assert all(r.score < 0.05 for r in results)  # RRF values are ordinal, about 1/60 per arm
+
+
+def test_keyword_only_and_dense_only_modes(rag: Rag) -> None:
+    bm25 = rag.search("AES-256", use_dense_search=False, use_keyword_search=True)
+    assert [r.document_id for r in bm25] == ["security.md"] and set(bm25[0].arms) == {"bm25"}
+    dense = rag.search("AES-256", use_hybrid_search=False)
+    assert set(dense[0].arms) == {"dense"} and dense[0].fusion is None
+
+
+def test_min_score_applies_to_dense_not_bm25(rag: Rag) -> None:
+    results = rag.search("AES-256 encrypted", min_score=0.99)
+    assert results and all(set(r.arms) == {"bm25"} for r in results)
+
+
+def test_metadata_filter_inside_the_keyword_arm(rag: Rag) -> None:
+    assert rag.search("gift cards", metadata_filter={"department": "legal"}) == []
+
+
+def test_weighted_fusion_option(rag: Rag) -> None:
+    from ragwright.options import EnsembleOptions
+
+    results = rag.search("gift cards", ensemble=EnsembleOptions(method="weighted", bm25_weight=2.0))
+    assert results[0].fusion == "weighted" and results[0].document_id == "refunds.md"

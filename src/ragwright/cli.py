@@ -22,9 +22,17 @@ DEFAULT_STORE = Path(".ragwright") / "store.db"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+MODES: dict[str, dict[str, Any]] = {
+    "hybrid": {"use_hybrid_search": True},
+    "dense": {"use_hybrid_search": False},
+    "bm25": {"use_dense_search": False, "use_keyword_search": True},
+}
+
+
 class _State:
-    def __init__(self, store: Path, as_json: bool, debug: bool, embedder: str | None) -> None:
+    def __init__(self, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str) -> None:
         self.store, self.as_json, self.debug, self.embedder = store, as_json, debug, embedder
+        self.analyzer = analyzer
 
     def open(self, *, must_exist: bool) -> Any:
         if must_exist and not self.store.exists():
@@ -33,7 +41,7 @@ class _State:
         from ragwright.rag import Rag
         from ragwright.stores.sqlite import SqliteStore
 
-        store = SqliteStore(self.store)
+        store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
         spec = self.embedder or _spec_for(store.embedding_model)
         try:
             return Rag(store, load_embedder(spec))
@@ -127,15 +135,23 @@ class _Group(click.Group):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.option("--embedder", default=None, help="default | wordllama | PATH to a local model folder.")
+@click.option(
+    "--keyword-analyzer",
+    "analyzer",
+    type=click.Choice(["default", "english"]),
+    default="default",
+    show_default=True,
+    help="BM25 analyzer: Unicode words + CJK bigrams, or English stemming + stop words.",
+)
 @click.version_option(package_name="ragwright")
 @click.pass_context
-def main(ctx: click.Context, store: Path, as_json: bool, debug: bool, embedder: str | None) -> None:
+def main(ctx: click.Context, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str) -> None:
     """ragwright: ingest documents, search them, and ask questions with cited answers."""
     if debug:
         import logging
 
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = _State(store, as_json, debug, embedder)
+    ctx.obj = _State(store, as_json, debug, embedder, analyzer)
 
 
 @main.command()
@@ -188,12 +204,19 @@ def _print_ingest(report: Any) -> None:
 @click.option("--top-k", type=int, default=5, show_default=True)
 @click.option("--min-score", type=float, default=0.0, show_default=True)
 @click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND).")
+@click.option(
+    "--mode",
+    type=click.Choice(list(MODES)),
+    default="hybrid",
+    show_default=True,
+    help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
+)
 @_command
-def search(state: _State, query: str, top_k: int, min_score: float, filters: tuple[str, ...]) -> None:
+def search(state: _State, query: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
     """Search the store and print the best chunks."""
     from ragwright.options import RetrievalOptions
 
-    options = RetrievalOptions(top_k=top_k, min_score=min_score, metadata_filter=_parse_filters(filters))
+    options = RetrievalOptions(top_k=top_k, min_score=min_score, metadata_filter=_parse_filters(filters), **MODES[mode])
     with state.open(must_exist=True) as rag:
         results = rag.search(query, options)
     state.emit({"results": [r.to_dict() for r in results]}, lambda: _print_results(results))
@@ -213,12 +236,23 @@ def _print_results(results: list[Any]) -> None:
 @click.option("--top-k", type=int, default=5, show_default=True)
 @click.option("--min-score", type=float, default=0.0, show_default=True)
 @click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND).")
+@click.option(
+    "--mode",
+    type=click.Choice(list(MODES)),
+    default="hybrid",
+    show_default=True,
+    help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
+)
 @_command
-def ask(state: _State, question: str, top_k: int, min_score: float, filters: tuple[str, ...]) -> None:
+def ask(state: _State, question: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
     """Answer a question from the store, with [Source N] citations."""
     from ragwright.options import RagOptions
 
-    options = RagOptions(top_k=top_k, min_score=min_score, metadata_filter=_parse_filters(filters))
+    if mode == "bm25":
+        raise ConfigError("ask needs the dense arm: use --mode hybrid or --mode dense")
+    options = RagOptions(
+        top_k=top_k, min_score=min_score, metadata_filter=_parse_filters(filters), use_hybrid_search=mode == "hybrid"
+    )
     with state.open(must_exist=True) as rag:
         response = rag.ask(question, options)
     state.emit(response.to_dict(), lambda: _print_answer(response))
@@ -309,7 +343,14 @@ def eval_command(
         payload, text = run_rag_eval(dataset, embedder=embedder, base=base or _default_base(dataset))
     else:
         payload, text = run_beir_eval(
-            dataset, configs, embedder=embedder, split=split, store_path=eval_store, limit=limit, report_dir=report_dir
+            dataset,
+            configs,
+            embedder=embedder,
+            split=split,
+            store_path=eval_store,
+            limit=limit,
+            report_dir=report_dir,
+            keyword_analyzer=state.analyzer,
         )
     state.emit(payload, lambda: click.echo(text + (f"\nreport: {payload['report']}" if "report" in payload else "")))
 

@@ -22,13 +22,14 @@ from ragwright.model.filters import Filter, FilterLike, as_filter
 from ragwright.model.specs import Spec
 
 CragFallbackMode = Literal["replace", "append"]
+FusionMethod = Literal["rrf", "weighted"]
+ScoreNormalization = Literal["minmax", "zscore"]
 AnswerMode = Literal["extractive"]
 
 #: Options accepted now whose stage arrives with a later release; see the module docstring.
 NOT_YET_ACTIVE: Final = frozenset(
     {
         "max_context_tokens",
-        "use_hybrid_search",
         "use_sparse_search",
         "use_lost_in_the_middle_reordering",
         "use_redundancy_filter",
@@ -129,6 +130,38 @@ class _OptionsBase:
         return replace(self, **overrides)  # type: ignore[type-var]
 
 
+@dataclass(frozen=True)
+class EnsembleOptions(_OptionsBase):
+    """How the arms of hybrid search are fused (seed 000 ``EnsembleOptions``).
+
+    ``method="rrf"``: weighted reciprocal rank fusion, ``Σ weight / (rrf_k + rank)``.
+    ``method="weighted"``: each arm's scores normalised (``minmax`` or ``zscore``) and summed with the
+    weights. ``candidates`` is how many hits each arm contributes (default ``max(50, 2 × top_k)``).
+    Supplying ensemble options always keeps the client-side fusion path.
+    """
+
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    sparse_weight: float = 1.0
+    rrf_k: int = 60
+    method: FusionMethod = "rrf"
+    normalization: ScoreNormalization = "minmax"
+    candidates: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("dense_weight", "bm25_weight", "sparse_weight"):
+            check_float(name, getattr(self, name), lo=0.0)
+        if self.dense_weight + self.bm25_weight + self.sparse_weight <= 0:
+            raise ConfigError("at least one ensemble weight must be > 0 (dense_weight, bm25_weight, sparse_weight)")
+        check_int("rrf_k", self.rrf_k, minimum=1)
+        check_choice("method", self.method, ("rrf", "weighted"))
+        check_choice("normalization", self.normalization, ("minmax", "zscore"))
+        check_int("candidates", self.candidates, minimum=1, optional=True)
+
+    def weight(self, arm: str) -> float:
+        return {"dense": self.dense_weight, "bm25": self.bm25_weight, "sparse": self.sparse_weight}[arm]
+
+
 def _check_metadata_filter(value: Any) -> Filter | None:
     try:
         return as_filter(value)
@@ -172,6 +205,9 @@ class RetrievalOptions(_OptionsBase):
     crag_fallback_mode: CragFallbackMode = "replace"
     use_tag_retrieval: bool = True
     use_time_weighting: bool = True
+    use_dense_search: bool = True
+    use_keyword_search: bool | None = None
+    ensemble: EnsembleOptions | None = None
 
     def __post_init__(self) -> None:
         check_int("top_k", self.top_k, minimum=1)
@@ -195,15 +231,41 @@ class RetrievalOptions(_OptionsBase):
             "use_crag",
             "use_tag_retrieval",
             "use_time_weighting",
+            "use_dense_search",
         ):
             check_bool(name, getattr(self, name))
         check_bool("use_sparse_search", self.use_sparse_search, optional=True)
+        check_bool("use_keyword_search", self.use_keyword_search, optional=True)
+        if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
+            raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
+        if not self.arms:
+            raise ConfigError(
+                "no search arm is active: use_dense_search=False needs use_hybrid_search=True "
+                "or use_keyword_search=True"
+            )
         check_float("redundancy_threshold", self.redundancy_threshold, lo=0.0, hi=1.0, lo_open=True)
         check_float("mmr_lambda", self.mmr_lambda, lo=0.0, hi=1.0)
         check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=self.top_k, optional=True)
         check_int("candidate_count", self.candidate_count, minimum=self.top_k, optional=True)
         check_float("crag_score_threshold", self.crag_score_threshold, lo=0.0, hi=1.0)
         check_choice("crag_fallback_mode", self.crag_fallback_mode, ("replace", "append"))
+
+    @property
+    def keyword_active(self) -> bool:
+        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
+        return self.use_keyword_search if self.use_keyword_search is not None else self.use_hybrid_search
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        """The search arms this call runs, in a fixed order."""
+        return tuple(name for name, on in (("dense", self.use_dense_search), ("bm25", self.keyword_active)) if on)
+
+    @property
+    def arm_candidates(self) -> int:
+        """Hits each arm contributes to fusion."""
+        if self.ensemble is not None and self.ensemble.candidates is not None:
+            return max(self.ensemble.candidates, self.top_k)
+        return max(50, 2 * self.top_k)
 
     @property
     def effective_candidate_count(self) -> int:

@@ -112,11 +112,13 @@ def test_sql_filter_matches_reference(tmp_path: Path, flt: Filter, metas: list[d
     path.unlink(missing_ok=True)
     with SqliteStore(path) as s:
         s.bind_embedder("m", DIM)
-        chunks = [Chunk.create("d", f"c{i}", i, metadata=m) for i, m in enumerate(metas)]  # type: ignore[arg-type]
+        chunks = [Chunk.create("d", f"common c{i}", i, metadata=m) for i, m in enumerate(metas)]  # type: ignore[arg-type]
         s.replace_document(record("d", len(chunks)), chunks, np.stack([unit(1)] * len(chunks)))
         got = {h.chunk.text for h in s.search_dense(unit(1), 100, identity=Identity(), metadata_filter=flt)}
+        keyword = {h.chunk.text for h in s.search_keyword("common", 100, identity=Identity(), metadata_filter=flt)}
     expected = {c.text for c in chunks if matches(flt, c.metadata)}
     assert got == expected
+    assert keyword == expected
 
 
 def test_security_cache_is_per_identity_and_invalidated_by_writes(tmp_path: Path) -> None:
@@ -130,3 +132,28 @@ def test_security_cache_is_per_identity_and_invalidated_by_writes(tmp_path: Path
         assert [h.chunk.text for h in s.search_dense(unit(1), 5, identity=Identity("globex"))] == ["globex doc"]
         s.remove_document("a")
         assert s.search_dense(unit(1), 5, identity=Identity("acme")) == []
+
+
+def test_keyword_index_is_derived_state(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteStore(path, keyword_analyzer="english") as s:
+        s.bind_embedder("m", DIM)
+        s.replace_document(record("d"), chunks_for("d", ["running dogs"]), np.stack([unit(1)]))
+        assert s.keyword_analyzer.startswith("english")
+        assert [h.chunk.text for h in s.search_keyword("run dog", 5, identity=Identity())] == ["running dogs"]
+    with SqliteStore(path) as reopened, SqliteStore(path) as writer:  # rebuilt on load, follows other writers
+        assert reopened.search_keyword("run", 5, identity=Identity()) == []  # default analyzer: no stemming
+        assert reopened.search_keyword("running", 5, identity=Identity())
+        writer.replace_document(record("e"), chunks_for("e", ["cats running"]), np.stack([unit(1)]))
+        assert {h.chunk.text for h in reopened.search_keyword("running", 5, identity=Identity())} == {
+            "running dogs",
+            "cats running",
+        }
+
+
+def test_unknown_analyzer_is_refused_before_opening(tmp_path: Path) -> None:
+    from ragwright.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="analyzer"):
+        SqliteStore(tmp_path / "s.db", keyword_analyzer="klingon")
+    assert not (tmp_path / "s.db").exists()

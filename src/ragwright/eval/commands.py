@@ -40,6 +40,7 @@ def run_beir_eval(
     depth: int = 100,
     report_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    keyword_analyzer: str = "default",
 ) -> tuple[dict[str, Any], str]:
     """Ingest (once) and evaluate *configs* on a BEIR dataset; returns (JSON payload, table text)."""
     from ragwright.rag import Rag
@@ -52,12 +53,13 @@ def run_beir_eval(
         raise ConfigError(f"configs must be distinct, got {names}")
     data = load_beir(dataset_dir, split)
     path = store_path or eval_store_path(dataset_dir, embedder.name)
-    with Rag(SqliteStore(path), embedder) as rag:
+    with Rag(SqliteStore(path, keyword_analyzer=keyword_analyzer), embedder) as rag:
         ingest = rag.ingest(JsonlSource(data.corpus_path), progress=progress)
         runs = [run_config(rag, data, c, depth=depth, limit=limit) for c in parsed]
     report = summarize(dataset_dir.name, split, runs)
     payload = report.to_dict()
     payload["store"] = str(path)
+    payload["keyword_analyzer"] = keyword_analyzer
     payload["ingest"] = ingest.to_dict()
     if report_dir is not None:
         payload["report"] = str(write_report(report, report_dir))

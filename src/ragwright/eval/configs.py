@@ -1,6 +1,7 @@
 """Named retrieval configurations for evaluation: presets plus ``key=value`` overrides.
 
-A config spec is ``PRESET`` or ``PRESET+key=value+key=value`` (values read as JSON when they parse),
+A config spec is ``PRESET`` or ``PRESET+key=value+key=value`` (values read as JSON when they parse;
+``ensemble.rrf_k=30``-style keys set :class:`~ragwright.options.EnsembleOptions` fields),
 or the path of a JSON file ``{"name": ..., "preset": ..., "options": {...}}``. Every option is
 validated by :class:`~ragwright.options.RetrievalOptions`, so a typo fails before any query runs.
 """
@@ -14,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ragwright.errors import ConfigError
-from ragwright.options import RetrievalOptions
+from ragwright.options import EnsembleOptions, RetrievalOptions
 
 #: Presets by name → option overrides. Later retrieval stages add theirs here.
 PRESETS: dict[str, Mapping[str, Any]] = {
     "dense": {"use_hybrid_search": False},
+    "bm25": {"use_dense_search": False, "use_keyword_search": True},
+    "hybrid": {"use_hybrid_search": True},
 }
 
 
@@ -34,9 +37,19 @@ class EvalConfig:
         changed = {
             f: getattr(self.options, f)
             for f in RetrievalOptions.field_names()
-            if getattr(self.options, f) != getattr(defaults, f) and f not in ("metadata_filter", "filter")
+            if getattr(self.options, f) != getattr(defaults, f) and f not in ("metadata_filter", "filter", "ensemble")
         }
+        if self.options.ensemble is not None:
+            changed["ensemble"] = {f: getattr(self.options.ensemble, f) for f in EnsembleOptions.field_names()}
         return {"name": self.name, "options": changed}
+
+
+def _ensemble(values: dict[str, Any]) -> dict[str, Any]:
+    """``ensemble.<field>=value`` keys build an :class:`EnsembleOptions`."""
+    fields = {k.split(".", 1)[1]: values.pop(k) for k in [k for k in values if k.startswith("ensemble.")]}
+    if fields:
+        values["ensemble"] = EnsembleOptions.from_dict(fields)
+    return values
 
 
 def _value(raw: str) -> Any:
@@ -49,7 +62,7 @@ def _value(raw: str) -> Any:
 def build_config(name: str, preset: str, overrides: Mapping[str, Any]) -> EvalConfig:
     if preset not in PRESETS:
         raise ConfigError(f"unknown config preset {preset!r}; accepted: {', '.join(sorted(PRESETS))}")
-    values = {**PRESETS[preset], **overrides}
+    values = _ensemble({**PRESETS[preset], **overrides})
     return EvalConfig(name, RetrievalOptions.from_dict(values))
 
 

@@ -1,7 +1,10 @@
-"""The retrieval chain. Today: dense search with the security and metadata filters inside the
-store's search (before top-k), the ``min_score`` floor, then specification filters in-process.
+"""The retrieval chain: the caller's security filter and the metadata filter inside every arm
+(before top-k), the arms (dense, BM25) run concurrently, fused client-side with RRF or weighted score
+fusion, then specification filters in-process.
 
-Every result carries its evidence: the dense arm's rank and score.
+``min_score`` is a floor on the dense arm's cosine; BM25 hits bypass it (seed 000), and fused RRF
+scores are ordinal and never filtered by it. Every result carries its per-arm evidence; the path taken
+is logged as ``retrieval_path`` (debug).
 """
 
 from __future__ import annotations
@@ -9,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Sequence
 
 from ragwright.errors import ConfigError
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import RetrievalOptions
-from ragwright.stores.base import VectorSearch
+from ragwright.options import EnsembleOptions, RetrievalOptions
+from ragwright.retrieve.fusion import Fused, rrf, weighted_score
+from ragwright.stores.base import Hit, KeywordSearch, VectorSearch
 
 log = logging.getLogger(__name__)
 _warned: set[str] = set()
@@ -32,7 +39,7 @@ def warn_inactive(names: list[str]) -> None:
 
 
 class Retriever:
-    """Dense retrieval over a store, under the caller's identity."""
+    """Dense, keyword and hybrid retrieval over a store, under the caller's identity."""
 
     def __init__(self, store: VectorSearch, embedder: Embedder) -> None:
         self.store, self.embedder = store, embedder
@@ -41,19 +48,58 @@ class Retriever:
         if not isinstance(query, str) or not query.strip():
             raise ConfigError.invalid("query", query, "a non-empty question or search text")
         warn_inactive(options.inactive_requests())
-        vector = await asyncio.to_thread(self.embedder.embed_query, query)
-        hits = await asyncio.to_thread(
-            self.store.search_dense,
-            vector,
-            options.top_k,
-            identity=identity,
-            metadata_filter=options.metadata_filter,  # type: ignore[arg-type]  # normalised by options
-            min_score=options.min_score,
+        flt: Filter | None = options.metadata_filter  # type: ignore[assignment]  # normalised by the options
+        arms = options.arms
+        depth = options.top_k if len(arms) == 1 else options.arm_candidates
+        tasks = [self._arm(arm, query, depth, options, identity, flt) for arm in arms]
+        hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
+        if len(arms) == 1:
+            (arm,) = arms
+            results = [
+                SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)})
+                for rank, h in enumerate(hits_per_arm[arm], start=1)
+            ]
+        else:
+            results = _fuse(hits_per_arm, options.ensemble or EnsembleOptions())
+        log.debug(
+            "retrieval_path: client arms=%s hits=%s", ",".join(arms), {a: len(h) for a, h in hits_per_arm.items()}
         )
-        results = [
-            SearchResult(h.chunk, h.score, arms={"dense": ArmHit(rank, h.score)})
-            for rank, h in enumerate(hits, start=1)
-        ]
         if options.filter is not None:
             results = [r for r in results if options.filter.is_satisfied_by(r)]
         return results[: options.top_k]
+
+    async def _arm(
+        self, arm: str, query: str, depth: int, options: RetrievalOptions, identity: Identity, flt: Filter | None
+    ) -> list[Hit]:
+        if arm == "dense":
+            vector = await asyncio.to_thread(self.embedder.embed_query, query)
+            return await asyncio.to_thread(
+                self.store.search_dense,
+                vector,
+                depth,
+                identity=identity,
+                metadata_filter=flt,
+                min_score=options.min_score,
+            )
+        if not isinstance(self.store, KeywordSearch):
+            raise ConfigError(
+                f"{type(self.store).__name__} has no keyword search; use a store with BM25 "
+                "(MemoryStore, SqliteStore) or set use_hybrid_search=False"
+            )
+        return await asyncio.to_thread(self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt)
+
+
+def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> list[SearchResult]:
+    chunks: dict[str, Chunk] = {}
+    rankings: dict[str, Sequence[tuple[str, float]]] = {}
+    for arm, hits in hits_per_arm.items():
+        rankings[arm] = [(h.chunk.id, h.score) for h in hits]
+        for h in hits:
+            chunks.setdefault(h.chunk.id, h.chunk)
+    weights = {arm: ensemble.weight(arm) for arm in hits_per_arm}
+    fused: list[Fused]
+    if ensemble.method == "rrf":
+        fused = rrf(rankings, k=ensemble.rrf_k, weights=weights)
+    else:
+        fused = weighted_score(rankings, weights=weights, normalization=ensemble.normalization)
+    return [SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused]

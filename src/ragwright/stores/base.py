@@ -99,11 +99,32 @@ class VectorSearch(Protocol):
 
 
 @runtime_checkable
+class KeywordSearch(Protocol):
+    """Keyword (BM25) search, filtered inside the search before top-k.
+
+    Scores are on the BM25 scale; ``min_score`` is a floor on that scale (0 = none).
+    """
+
+    @property
+    def keyword_analyzer(self) -> str: ...
+
+    def search_keyword(
+        self,
+        query: str,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]: ...
+
+
+@runtime_checkable
 class EmbeddingInfo(Protocol):
     """A store remembers which embedding model built it and refuses a different one."""
 
     def bind_embedder(self, name: str, dimension: int) -> None: ...
 
 
-class Store(ChunkStore, Registry, VectorSearch, EmbeddingInfo, Protocol):
-    """Everything the foundation's pipeline needs from a store."""
+class Store(ChunkStore, Registry, VectorSearch, KeywordSearch, EmbeddingInfo, Protocol):
+    """Everything the pipeline needs from a store."""

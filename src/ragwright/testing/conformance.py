@@ -207,3 +207,44 @@ class StoreConformance:
 
     def test_empty_store_search(self, bound: Any) -> None:
         assert bound.search_dense(unit(1), 5, identity=Identity()) == []
+
+
+class KeywordConformance:
+    """Keyword-arm semantics every store must share: BM25 ranking with filters inside the arm."""
+
+    def _put_texts(self, store: Any, doc_id: str, texts: list[str], **kw: Any) -> list[Chunk]:
+        chunks = chunks_for(doc_id, texts, **kw)
+        store.replace_document(record(doc_id, len(chunks)), chunks, np.stack([unit(1)] * len(chunks)))
+        return chunks
+
+    def test_keyword_ranking(self, bound: Any) -> None:
+        self._put_texts(bound, "d", ["the quick brown fox", "lazy dogs sleep", "fox fox fox hunting"])
+        hits = bound.search_keyword("fox", 10, identity=Identity())
+        assert [h.chunk.text for h in hits] == ["fox fox fox hunting", "the quick brown fox"]
+        assert hits[0].score > hits[1].score > 0
+        assert bound.search_keyword("zebra", 10, identity=Identity()) == []
+
+    def test_keyword_filters_apply_before_top_k(self, bound: Any) -> None:
+        texts = [f"alpha {'alpha ' * i}" for i in range(8)]
+        chunks = [Chunk.create("d", t, i, metadata={"keep": i < 2}) for i, t in enumerate(texts)]
+        bound.replace_document(record("d", 8), chunks, np.stack([unit(1)] * 8))
+        hits = bound.search_keyword("alpha", 2, identity=Identity(), metadata_filter=Eq("keep", True))
+        assert sorted(h.chunk.position for h in hits) == [0, 1]
+
+    def test_keyword_security(self, bound: Any) -> None:
+        self._put_texts(bound, "a", ["secret merger plan"], tenant="acme", acl=("board",))
+        self._put_texts(bound, "b", ["public merger news"], tenant="acme")
+        self._put_texts(bound, "c", ["other merger"], tenant="globex")
+        seen = {h.chunk.document_id for h in bound.search_keyword("merger", 10, identity=Identity("acme"))}
+        assert seen == {"b"}
+        board = Identity("acme", groups=("board",))
+        assert {h.chunk.document_id for h in bound.search_keyword("merger", 10, identity=board)} == {"a", "b"}
+
+    def test_keyword_follows_updates_and_removal(self, bound: Any) -> None:
+        self._put_texts(bound, "d", ["original wording"])
+        assert bound.search_keyword("original", 5, identity=Identity())
+        self._put_texts(bound, "d", ["rewritten text"])
+        assert bound.search_keyword("original", 5, identity=Identity()) == []
+        assert [h.chunk.text for h in bound.search_keyword("rewritten", 5, identity=Identity())] == ["rewritten text"]
+        bound.remove_document("d")
+        assert bound.search_keyword("rewritten", 5, identity=Identity()) == []

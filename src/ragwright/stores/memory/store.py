@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 class MemoryStore:
     """Chunks, vectors and registry in memory. Thread-safe; lost when the process ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keyword_analyzer: str = "default") -> None:
+        from ragwright.index import Bm25Index
+
+        self._bm25 = Bm25Index(keyword_analyzer)
         self._lock = threading.RLock()
         self._chunks: dict[str, Chunk] = {}
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -50,9 +53,12 @@ class MemoryStore:
                 self._chunks[chunk.id] = chunk
                 self._vectors[chunk.id] = vec
             new_ids = [c.id for c in chunks]
-            for cid in old - set(new_ids):  # … then the superseded ones
+            superseded = old - set(new_ids)
+            for cid in superseded:  # … then the superseded ones
                 self._chunks.pop(cid, None)
                 self._vectors.pop(cid, None)
+            self._bm25.upsert((c.id, c.text_for_embedding) for c in chunks)
+            self._bm25.remove(superseded)
             self._by_doc[record.document_id] = new_ids
             self._records[record.document_id] = record
 
@@ -62,6 +68,7 @@ class MemoryStore:
             for cid in ids:
                 self._chunks.pop(cid, None)
                 self._vectors.pop(cid, None)
+            self._bm25.remove(ids)
             rec = self._records.get(document_id)
             if rec is not None:
                 self._records[document_id] = deleted_record(rec)
@@ -118,6 +125,28 @@ class MemoryStore:
         order = sorted(range(len(eligible)), key=lambda i: (-float(scores[i]), eligible[i].id))
         hits = [Hit(eligible[i], float(scores[i])) for i in order if float(scores[i]) >= min_score]
         return hits[:k]
+
+    @property
+    def keyword_analyzer(self) -> str:
+        return self._bm25.analyzer_name
+
+    def search_keyword(
+        self,
+        query: str,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        with self._lock:
+            allowed = {
+                c.id
+                for c in self._chunks.values()
+                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
+            }
+            hits = self._bm25.search(query, k, allowed=allowed, min_score=min_score)
+            return [Hit(self._chunks[cid], score) for cid, score in hits if cid in self._chunks]
 
     def close(self) -> None:
         """Nothing to release."""

@@ -10,6 +10,11 @@ from ragwright.model.records import DocumentRecord, DocumentStatus
 
 SCHEMA_VERSION: Final = 1
 
+CHUNK_COLUMNS: Final = (
+    "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
+    "prev_id, next_id, metadata, tenant, acl"
+)
+
 SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS rag_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS documents (
@@ -96,4 +101,24 @@ def record_from_row(row: tuple[Any, ...]) -> DocumentRecord:
         created_at=ca,
         updated_at=ua,
         metadata=json.loads(meta),
+    )
+
+
+def chunk_row(c: Chunk, vector: bytes) -> tuple[Any, ...]:
+    return (
+        c.id,
+        c.document_id,
+        c.position,
+        c.text,
+        c.embed_text,
+        json.dumps(list(c.section_path)),
+        c.page,
+        c.page_end,
+        c.parent_id,
+        c.prev_id,
+        c.next_id,
+        json.dumps(c.metadata),
+        c.tenant,
+        json.dumps(list(c.acl)),
+        vector,
     )

@@ -21,31 +21,39 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
 from ragwright.model.chunk import Chunk
-from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
-from ragwright.stores.base import Hit, ScoreScale
+from ragwright.stores.base import ScoreScale
 from ragwright.stores.common import check_embedder, check_vectors, deleted_record
-from ragwright.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, chunk_from_row, record_from_row
-from ragwright.stores.sqlite.sql_filters import compile_filter, compile_security
+from ragwright.stores.sqlite.schema import (
+    CHUNK_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    chunk_from_row,
+    chunk_row,
+    record_from_row,
+)
+from ragwright.stores.sqlite.search import SqliteSearch
+from ragwright.stores.sqlite.sql_filters import compile_security
+from ragwright.stores.sqlite.transaction import Transaction
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ragwright.index import Bm25Index
+
 log = logging.getLogger(__name__)
 
-_CHUNK_COLUMNS = (
-    "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
-    "prev_id, next_id, metadata, tenant, acl"
-)
 
-
-class SqliteStore:
+class SqliteStore(SqliteSearch):
     """A ragwright store in one SQLite file. Thread-safe (one connection behind a lock)."""
 
-    def __init__(self, path: str | Path, *, collection: str | None = None) -> None:
+    def __init__(self, path: str | Path, *, collection: str | None = None, keyword_analyzer: str = "default") -> None:
+        from ragwright.index import get_analyzer
+
         self.path = Path(path)
+        self._analyzer = get_analyzer(keyword_analyzer)  # refuses an unknown name before touching the file
         if self.path.exists() and self.path.is_dir():
             raise StoreError(f"{self.path} is a directory; give the path of a store file")
         try:
@@ -57,6 +65,9 @@ class SqliteStore:
         self._rowids: npt.NDArray[np.int64] | None = None
         self._matrix_version: tuple[int, int] | None = None
         self._eligible_cache: dict[str, npt.NDArray[np.intp]] = {}
+        self._chunk_ids: list[str] = []
+        self._bm25: Bm25Index | None = None
+        self._bm25_version: tuple[int, int] | None = None
         self._local_writes = 0
         try:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -104,8 +115,8 @@ class SqliteStore:
                     conn.execute("DELETE FROM rag_metadata WHERE key IN ('embedding_model','embedding_dimension')")
                 self._set_meta("collection", collection)
 
-    def _transaction(self) -> _Tx:
-        return _Tx(self._conn, self._lock)
+    def _transaction(self) -> Transaction:
+        return Transaction(self._conn, self._lock)
 
     def _meta(self, key: str) -> str | None:
         row = self._conn.execute("SELECT value FROM rag_metadata WHERE key = ?", (key,)).fetchone()
@@ -144,28 +155,61 @@ class SqliteStore:
     ) -> None:
         bound = self.embedding_model
         arr = check_vectors(len(chunks), vectors, bound[1] if bound else None)
-        rows = [_chunk_row(c, arr[i].tobytes()) for i, c in enumerate(chunks)]
-        with self._transaction():
-            self._conn.executemany(
-                f"INSERT OR REPLACE INTO chunks ({_CHUNK_COLUMNS}, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
-            self._conn.execute(
-                "DELETE FROM chunks WHERE document_id = ? AND chunk_id NOT IN (SELECT value FROM json_each(?))",
-                (record.document_id, json.dumps([c.id for c in chunks])),
-            )
-            self._write_record(record)
-            self._local_writes += 1
+        rows = [chunk_row(c, arr[i].tobytes()) for i, c in enumerate(chunks)]
+        new_ids = json.dumps([c.id for c in chunks])
+        with self._lock:
+            in_sync = self._keyword_in_sync()
+            with self._transaction():
+                self._conn.executemany(
+                    f"INSERT OR REPLACE INTO chunks ({CHUNK_COLUMNS}, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    rows,
+                )
+                superseded = [
+                    r[0]
+                    for r in self._conn.execute(
+                        "SELECT chunk_id FROM chunks WHERE document_id = ? "
+                        "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
+                        (record.document_id, new_ids),
+                    )
+                ]
+                self._conn.execute(
+                    "DELETE FROM chunks WHERE document_id = ? AND chunk_id NOT IN (SELECT value FROM json_each(?))",
+                    (record.document_id, new_ids),
+                )
+                self._write_record(record)
+                self._local_writes += 1
+            self._sync_keyword(in_sync, superseded, [(c.id, c.text_for_embedding) for c in chunks])
 
     def remove_document(self, document_id: str) -> int:
-        with self._transaction():
-            cur = self._conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
-            removed = cur.rowcount
-            rec = self._get_record(document_id)
-            if rec is not None:
-                self._write_record(deleted_record(rec))
-            self._local_writes += 1
-        return int(removed)
+        with self._lock:
+            in_sync = self._keyword_in_sync()
+            with self._transaction():
+                ids = [
+                    r[0]
+                    for r in self._conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))
+                ]
+                self._conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+                rec = self._get_record(document_id)
+                if rec is not None:
+                    self._write_record(deleted_record(rec))
+                self._local_writes += 1
+            self._sync_keyword(in_sync, ids, [])
+        return len(ids)
+
+    def _version(self) -> tuple[int, int]:
+        return (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
+
+    def _keyword_in_sync(self) -> bool:
+        return self._bm25 is not None and self._bm25_version == self._version()
+
+    def _sync_keyword(self, in_sync: bool, removed: list[str], upserted: list[tuple[str, str]]) -> None:
+        """Apply a committed write to the BM25 index incrementally, or drop it to rebuild later."""
+        if not in_sync or self._bm25 is None:
+            self._bm25 = None
+            return
+        self._bm25.remove(removed)
+        self._bm25.upsert(upserted)
+        self._bm25_version = self._version()
 
     def record(self, record: DocumentRecord) -> None:
         with self._transaction():
@@ -219,8 +263,7 @@ class SqliteStore:
         security = compile_security(identity, "tenant", "acl", params)
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) "
-                f"AND {security}",
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) AND {security}",
                 params,
             ).fetchall()
         by_id = {r[0]: chunk_from_row(r) for r in rows}
@@ -229,94 +272,13 @@ class SqliteStore:
     def document_chunks(self, document_id: str) -> list[Chunk]:
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position", (document_id,)
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position", (document_id,)
             ).fetchall()
         return [chunk_from_row(r) for r in rows]
 
     def count_chunks(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-
-    # -- dense search ----------------------------------------------------------------------------------
-    def _load_matrix(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Vectors and rowids of every chunk, reloaded when the file changed (ours or another process)."""
-        import numpy as np
-
-        version = (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
-        if self._matrix is None or self._rowids is None or version != self._matrix_version:
-            rows = self._conn.execute("SELECT rowid, vector FROM chunks ORDER BY rowid").fetchall()
-            dim = self.embedding_model[1] if self.embedding_model else 0
-            self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            blob = b"".join(r[1] for r in rows)
-            self._matrix = (
-                np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
-                if rows
-                else np.zeros((0, dim), dtype=np.float32)
-            )
-            self._matrix_version = version
-            self._eligible_cache.clear()
-        return self._matrix, self._rowids
-
-    def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
-        """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
-
-        The security-only set is cached per identity signature until the next write, so the common
-        unfiltered query does not scan the table.
-        """
-        import numpy as np
-
-        _, rowids = self._load_matrix()
-        key = identity.acl_signature() if metadata_filter is None else None
-        if key is not None and key in self._eligible_cache:
-            return self._eligible_cache[key]
-        params: list[Any] = []
-        where = (
-            compile_security(identity, "tenant", "acl", params)
-            + " AND "
-            + compile_filter(metadata_filter, "metadata", params)
-        )
-        eligible = np.fromiter(
-            (r[0] for r in self._conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)), dtype=np.int64
-        )
-        eligible.sort()
-        positions = np.searchsorted(rowids, eligible)
-        if key is not None:
-            if len(self._eligible_cache) > 256:
-                self._eligible_cache.clear()
-            self._eligible_cache[key] = positions
-        return positions
-
-    def search_dense(
-        self,
-        vector: npt.NDArray[np.float32],
-        k: int,
-        *,
-        identity: Identity,
-        metadata_filter: Filter | None = None,
-        min_score: float = 0.0,
-    ) -> list[Hit]:
-        import numpy as np
-
-        with self._lock:
-            matrix, rowids = self._load_matrix()
-            positions = self._eligible_positions(identity, metadata_filter)
-            if positions.size == 0 or matrix.shape[0] == 0:
-                return []
-            scores = matrix[positions] @ np.asarray(vector, dtype=np.float32)
-            keep = scores >= min_score
-            positions, scores = positions[keep], scores[keep]
-            if scores.size == 0:
-                return []
-            top = min(k, scores.size)
-            part = np.argpartition(-scores, top - 1)[:top] if top < scores.size else np.arange(scores.size)
-            order = part[np.lexsort((rowids[positions[part]], -scores[part]))]
-            chosen = [int(rowids[positions[i]]) for i in order]
-            rows = self._conn.execute(
-                f"SELECT rowid, {_CHUNK_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-                (json.dumps(chosen),),
-            ).fetchall()
-        by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows}
-        return [Hit(by_rowid[rid], float(scores[i])) for rid, i in zip(chosen, order, strict=True)]
 
     def close(self) -> None:
         with self._lock:
@@ -327,44 +289,3 @@ class SqliteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Tx:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` under the store's lock; rolls back on error."""
-
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
-        self._conn, self._lock = conn, lock
-
-    def __enter__(self) -> None:
-        self._lock.acquire()
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            self._lock.release()
-            raise
-
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        try:
-            self._conn.execute("ROLLBACK" if exc_type else "COMMIT")
-        finally:
-            self._lock.release()
-
-
-def _chunk_row(c: Chunk, vector: bytes) -> tuple[Any, ...]:
-    return (
-        c.id,
-        c.document_id,
-        c.position,
-        c.text,
-        c.embed_text,
-        json.dumps(list(c.section_path)),
-        c.page,
-        c.page_end,
-        c.parent_id,
-        c.prev_id,
-        c.next_id,
-        json.dumps(c.metadata),
-        c.tenant,
-        json.dumps(list(c.acl)),
-        vector,
-    )

@@ -1,0 +1,174 @@
+"""Dense and keyword search over an SQLite store (a mixin of :class:`SqliteStore`).
+
+Scoring runs on in-memory derived state — a matrix of the vectors and a BM25 index over the chunks'
+embedded text — reloaded when the file changed. The security and metadata filters are compiled to
+SQL and applied *before* top-k in both arms; the security-only eligible set is cached per identity
+until the next write.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.filters import Filter
+from ragwright.model.identity import Identity
+from ragwright.stores.base import Hit
+from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, chunk_from_row
+from ragwright.stores.sqlite.sql_filters import compile_filter, compile_security
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ragwright.index import Analyzer, Bm25Index
+
+
+class SqliteSearch:
+    """Search over the ``chunks`` table; the host class provides the connection, lock and state."""
+
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+    _analyzer: Analyzer
+    _matrix: npt.NDArray[np.float32] | None
+    _rowids: npt.NDArray[np.int64] | None
+    _matrix_version: tuple[int, int] | None
+    _eligible_cache: dict[str, npt.NDArray[np.intp]]
+    _chunk_ids: list[str]
+    _bm25: Bm25Index | None
+    _bm25_version: tuple[int, int] | None
+
+    def _version(self) -> tuple[int, int]:  # pragma: no cover - provided by the host
+        raise NotImplementedError
+
+    @property
+    def embedding_model(self) -> tuple[str, int] | None:  # pragma: no cover - provided by the host
+        raise NotImplementedError
+
+    # -- dense search ----------------------------------------------------------------------------------
+    def _load_matrix(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Vectors and rowids of every chunk, reloaded when the file changed (ours or another process)."""
+        import numpy as np
+
+        version = self._version()
+        if self._matrix is None or self._rowids is None or version != self._matrix_version:
+            rows = self._conn.execute("SELECT rowid, vector, chunk_id FROM chunks ORDER BY rowid").fetchall()
+            dim = self.embedding_model[1] if self.embedding_model else 0
+            self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            self._chunk_ids = [r[2] for r in rows]
+            blob = b"".join(r[1] for r in rows)
+            self._matrix = (
+                np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
+                if rows
+                else np.zeros((0, dim), dtype=np.float32)
+            )
+            self._matrix_version = version
+            self._eligible_cache.clear()
+        return self._matrix, self._rowids
+
+    def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
+        """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
+
+        The security-only set is cached per identity signature until the next write, so the common
+        unfiltered query does not scan the table.
+        """
+        import numpy as np
+
+        _, rowids = self._load_matrix()
+        key = identity.acl_signature() if metadata_filter is None else None
+        if key is not None and key in self._eligible_cache:
+            return self._eligible_cache[key]
+        params: list[Any] = []
+        where = (
+            compile_security(identity, "tenant", "acl", params)
+            + " AND "
+            + compile_filter(metadata_filter, "metadata", params)
+        )
+        eligible = np.fromiter(
+            (r[0] for r in self._conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)), dtype=np.int64
+        )
+        eligible.sort()
+        positions = np.searchsorted(rowids, eligible)
+        if key is not None:
+            if len(self._eligible_cache) > 256:
+                self._eligible_cache.clear()
+            self._eligible_cache[key] = positions
+        return positions
+
+    def search_dense(
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        import numpy as np
+
+        with self._lock:
+            matrix, rowids = self._load_matrix()
+            positions = self._eligible_positions(identity, metadata_filter)
+            if positions.size == 0 or matrix.shape[0] == 0:
+                return []
+            scores = matrix[positions] @ np.asarray(vector, dtype=np.float32)
+            keep = scores >= min_score
+            positions, scores = positions[keep], scores[keep]
+            if scores.size == 0:
+                return []
+            top = min(k, scores.size)
+            part = np.argpartition(-scores, top - 1)[:top] if top < scores.size else np.arange(scores.size)
+            order = part[np.lexsort((rowids[positions[part]], -scores[part]))]
+            chosen = [int(rowids[positions[i]]) for i in order]
+            rows = self._conn.execute(
+                f"SELECT rowid, {CHUNK_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+                (json.dumps(chosen),),
+            ).fetchall()
+        by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows}
+        return [Hit(by_rowid[rid], float(scores[i])) for rid, i in zip(chosen, order, strict=True)]
+
+    # -- keyword search (BM25, derived state rebuilt from the stored chunks) -----------------------------
+    @property
+    def keyword_analyzer(self) -> str:
+        return self._analyzer.name
+
+    def _keyword_index(self) -> Bm25Index:
+        """The BM25 index over every chunk's embedded text, rebuilt when the file changed."""
+        from ragwright.index import Bm25Index
+
+        self._load_matrix()
+        if self._bm25 is None or self._bm25_version != self._matrix_version:
+            index = Bm25Index(self._analyzer)
+            rows = self._conn.execute("SELECT chunk_id, COALESCE(embed_text, text) FROM chunks").fetchall()
+            index.upsert((r[0], r[1]) for r in rows)
+            self._bm25, self._bm25_version = index, self._matrix_version
+        return self._bm25
+
+    def search_keyword(
+        self,
+        query: str,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        with self._lock:
+            index = self._keyword_index()
+            positions = self._eligible_positions(identity, metadata_filter)
+            allowed = {self._chunk_ids[int(p)] for p in positions}
+        hits = index.search(query, k, allowed=allowed, min_score=min_score)
+        chunks = {c.id: c for c in self._chunks_by_id([cid for cid, _ in hits])}
+        return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
+
+    def _chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(chunk_ids)),),
+            ).fetchall()
+        return [chunk_from_row(r) for r in rows]

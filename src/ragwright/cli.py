@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ragwright.cli_output import print_answer, print_ingest, print_results
 from ragwright.errors import ConfigError, RagwrightError
 
 DEFAULT_STORE = Path(".ragwright") / "store.db"
@@ -169,7 +170,7 @@ def ingest(
     sources = [open_source(p) for p in paths]  # refuse a bad path before anything is written
     with state.open(must_exist=False) as rag:
         report = _ingest_with_progress(state, rag, sources, tenant, list(acl) or None, _parse_filters(meta))
-    state.emit(report.to_dict(), lambda: _print_ingest(report))
+    state.emit(report.to_dict(), lambda: print_ingest(report))
 
 
 def _ingest_with_progress(
@@ -188,15 +189,6 @@ def _ingest_with_progress(
             bar.update(task, completed=done, total=total)
 
         return rag.ingest(sources, tenant=tenant, acl=acl, metadata=meta, progress=progress)
-
-
-def _print_ingest(report: Any) -> None:
-    click.echo(
-        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
-        f"deleted {report.deleted}, failed {len(report.failed)}; {report.chunks} chunks in {report.seconds:.1f}s"
-    )
-    for f in report.failed:
-        click.echo(f"  failed: {f.document} [{f.stage}] {f.reason}")
 
 
 @main.command()
@@ -219,16 +211,7 @@ def search(state: _State, query: str, top_k: int, min_score: float, filters: tup
     options = RetrievalOptions(top_k=top_k, min_score=min_score, metadata_filter=_parse_filters(filters), **MODES[mode])
     with state.open(must_exist=True) as rag:
         results = rag.search(query, options)
-    state.emit({"results": [r.to_dict() for r in results]}, lambda: _print_results(results))
-
-
-def _print_results(results: list[Any]) -> None:
-    if not results:
-        click.echo("no results")
-    for n, r in enumerate(results, start=1):
-        where = f" > {r.chunk.section}" if r.chunk.section else ""
-        click.echo(f"{n}. [{r.score:.3f}] {r.document_id}{where}")
-        click.echo("   " + " ".join(r.chunk.text.split())[:300])
+    state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
 
 
 @main.command()
@@ -255,16 +238,7 @@ def ask(state: _State, question: str, top_k: int, min_score: float, filters: tup
     )
     with state.open(must_exist=True) as rag:
         response = rag.ask(question, options)
-    state.emit(response.to_dict(), lambda: _print_answer(response))
-
-
-def _print_answer(response: Any) -> None:
-    click.echo(response.answer)
-    cited = {c.source for c in response.citations}
-    for n, r in enumerate(response.sources, start=1):
-        if n in cited or response.declined:
-            where = f" > {r.chunk.section}" if r.chunk.section else ""
-            click.echo(f"  [Source {n}] {r.document_id}{where} ({r.score:.3f})")
+    state.emit(response.to_dict(), lambda: print_answer(response))
 
 
 @main.command()
@@ -396,7 +370,7 @@ def quickstart(state: _State) -> None:
         for q, a in answers:
             click.echo(f"Q: {q}")
             click.echo("A: ", nl=False)
-            _print_answer(a)
+            print_answer(a)
             click.echo()
 
     state.emit(payload, human)

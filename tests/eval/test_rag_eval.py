@@ -75,3 +75,16 @@ def test_unknown_relevant_document_is_refused(tmp_path: Path) -> None:
         fh.write(json.dumps({"id": "z", "question": "q", "relevant": {"ghost": 1}}) + "\n")
     with pytest.raises(ConfigError, match="ghost"):
         load_rag_benchmark(root)
+
+
+def test_faithfulness_checks_cited_support() -> None:
+    from ragwright.eval.rag_eval import faithfulness
+    from ragwright.model.chunk import Chunk
+    from ragwright.model.results import RagResponse, SearchResult
+
+    sources = (SearchResult(Chunk.create("d", "The sky is blue on clear days.", 0), 1.0),)
+    good = RagResponse("The sky is blue on clear days. [Source 1]", sources)
+    bad = RagResponse("The sky is blue. [Source 1] Grass grows on the moon quickly. [Source 1]", sources)
+    assert faithfulness(good) == 1.0
+    assert faithfulness(bad) == 0.5
+    assert faithfulness(RagResponse("no citations here", sources)) is None

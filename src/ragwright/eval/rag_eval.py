@@ -6,7 +6,9 @@ Metrics per item (no LLM judge needed; a judge plugs in with the LLM layer):
 * ``key_fact_recall``: the fraction of key facts found (case-insensitively) in the answer;
 * ``citation_precision`` / ``citation_recall``: cited documents that are relevant / relevant documents cited;
 * ``retrieval_hit``: a relevant document is among the sources;
-* ``leak``: a source or citation the caller's identity must not see (must always be 0).
+* ``leak``: a source or citation the caller's identity must not see (must always be 0);
+* ``faithfulness``: the fraction of answer sentences supported by the sources they cite (lexical:
+  at least 80 % of the sentence's words occur in the cited source; an LLM judge can replace it).
 
 Error analysis per answerable item: ``retrieval_miss`` (no relevant source), ``generation_miss``
 (relevant source retrieved but the answer lacks the facts or declined), or ``ok``.
@@ -14,6 +16,7 @@ Error analysis per answerable item: ``retrieval_miss`` (no relevant source), ``g
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -84,6 +87,25 @@ class RagEvalResult:
         }
 
 
+_CITE = re.compile(r"\[Source (\d+)\]")
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+
+def faithfulness(response: Any, *, coverage: float = 0.8) -> float | None:
+    """Fraction of cited answer segments whose words occur (≥ *coverage*) in the sources they cite."""
+    segments = [seg for seg in re.split(r"(?<=\])\s+", response.answer) if _CITE.search(seg)]
+    if not segments:
+        return None
+    supported = 0
+    for seg in segments:
+        words = _WORDS.findall(_CITE.sub("", seg).casefold())
+        cited = [int(n) for n in _CITE.findall(seg) if 0 < int(n) <= len(response.sources)]
+        source_words = {w for n in cited for w in _WORDS.findall(response.sources[n - 1].chunk.text.casefold())}
+        if words and sum(w in source_words for w in words) / len(words) >= coverage:
+            supported += 1
+    return supported / len(segments)
+
+
 def score_item(item: BenchmarkItem, response: Any) -> tuple[dict[str, float], str]:
     """Per-item scores and error category for one ``RagResponse``."""
     relevant = {d for d, g in item.relevant.items() if g > 0}
@@ -94,6 +116,8 @@ def score_item(item: BenchmarkItem, response: Any) -> tuple[dict[str, float], st
         "decline_accuracy": float(response.declined == item.unanswerable),
         "leak": float(not visible),
     }
+    if not response.declined and (faithful := faithfulness(response)) is not None:
+        scores["faithfulness"] = faithful
     if item.unanswerable:
         return scores, ("ok" if response.declined else "answered_unanswerable")
     answer = _norm(response.answer)

@@ -1,0 +1,36 @@
+"""Human-readable output of the ``ragwright`` command (``--json`` output is built in ``cli.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+def print_ingest(report: Any) -> None:
+    click.echo(
+        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
+        f"deleted {report.deleted}, failed {len(report.failed)}; {report.chunks} chunks in {report.seconds:.1f}s"
+    )
+    for f in report.failed:
+        click.echo(f"  failed: {f.document} [{f.stage}] {f.reason}")
+
+
+def print_results(results: list[Any]) -> None:
+    if not results:
+        click.echo("no results")
+    for n, r in enumerate(results, start=1):
+        where = f" > {r.chunk.section}" if r.chunk.section else ""
+        evidence = ", ".join(f"{arm} #{hit.rank} {hit.score:.3f}" for arm, hit in r.arms.items())
+        score = f"{r.fusion} {r.score:.4f}" if r.fusion else f"{r.score:.3f}"
+        click.echo(f"{n}. [{score}; {evidence}] {r.document_id}{where}")
+        click.echo("   " + " ".join(r.chunk.text.split())[:300])
+
+
+def print_answer(response: Any) -> None:
+    click.echo(response.answer)
+    cited = {c.source for c in response.citations}
+    for n, r in enumerate(response.sources, start=1):
+        if n in cited or response.declined:
+            where = f" > {r.chunk.section}" if r.chunk.section else ""
+            click.echo(f"  [Source {n}] {r.document_id}{where} ({r.score:.3f})")

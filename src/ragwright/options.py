@@ -381,3 +381,54 @@ class IngestOptions(_OptionsBase):
         check_int("batch_size", self.batch_size, minimum=1)
         check_bool("delete_missing", self.delete_missing)
         check_int("max_file_bytes", self.max_file_bytes, minimum=1)
+
+
+@dataclass(frozen=True)
+class ParseOptions(_OptionsBase):
+    """Safety limits and format switches for parsing. Every limit has a default and can be raised.
+
+    * ``max_file_bytes``: refuse larger inputs before parsing;
+    * ``max_pages`` / ``max_sheets`` / ``max_rows`` / ``max_slides``: stop with ``LimitExceeded``;
+    * ``max_decompressed_bytes`` / ``max_compression_ratio``: checked from a zip's central directory
+      before anything is extracted (zip bombs);
+    * ``timeout_s`` / ``max_memory_mb``: per-document budget of the isolated parser worker;
+    * ``pdf_password``: tried on encrypted PDFs (otherwise they are refused as "encrypted");
+    * ``ocr``: route image-only pages to OCR; ``ocr_min_confidence``: pages below are flagged, not indexed;
+    * ``include_comments`` / ``include_deleted``: DOCX comments and tracked deletions (off by default);
+    * ``isolate``: parse binary formats in a worker process (on by default).
+    """
+
+    max_file_bytes: int = 100 * 1024 * 1024
+    max_pages: int = 2000
+    max_sheets: int = 100
+    max_rows: int = 200_000
+    max_slides: int = 1000
+    max_decompressed_bytes: int = 500 * 1024 * 1024
+    max_compression_ratio: float = 200.0
+    timeout_s: float = 120.0
+    max_memory_mb: int = 2048
+    pdf_password: str | None = None
+    ocr: bool = True
+    ocr_min_confidence: float = 0.6
+    include_comments: bool = False
+    include_deleted: bool = False
+    isolate: bool = True
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_file_bytes",
+            "max_pages",
+            "max_sheets",
+            "max_rows",
+            "max_slides",
+            "max_decompressed_bytes",
+            "max_memory_mb",
+        ):
+            check_int(name, getattr(self, name), minimum=1)
+        check_float("max_compression_ratio", self.max_compression_ratio, lo=1.0)
+        check_float("timeout_s", self.timeout_s, lo=0.0, lo_open=True)
+        check_float("ocr_min_confidence", self.ocr_min_confidence, lo=0.0, hi=1.0)
+        if self.pdf_password is not None and not isinstance(self.pdf_password, str):
+            raise ConfigError.invalid("pdf_password", self.pdf_password, "a string or None")
+        for name in ("ocr", "include_comments", "include_deleted", "isolate"):
+            check_bool(name, getattr(self, name))

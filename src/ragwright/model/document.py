@@ -46,7 +46,13 @@ class Element:
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A parsed document: its id, its elements in reading order, and document metadata."""
+    """A parsed document: its id, its elements in reading order, and document metadata.
+
+    ``children`` are documents contained in this one (an email's attachments), already parsed, with ids
+    derived from the parent's (``parent_id + "/" + name``); ingestion indexes them as documents of their
+    own linked to the parent. ``warnings`` are non-fatal findings (hidden text stripped, pages flagged
+    for low OCR confidence, "probably scanned" …) reported by ``ragwright parse`` and the registry.
+    """
 
     id: str
     elements: tuple[Element, ...]
@@ -54,6 +60,8 @@ class Document:
     source: str | None = None
     mime_type: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    children: tuple[Document, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id:

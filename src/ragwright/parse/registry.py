@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragwright.errors import ParseError
 from ragwright.model.document import Document
+from ragwright.options import ParseOptions
 from ragwright.parse import markdown, text
 from ragwright.parse.detect import decode_text, detect
 
@@ -21,7 +22,14 @@ def parser_version_for(data: bytes, name_hint: str = "") -> str:
     return _VERSIONS.get(fmt, f"{fmt}/none")
 
 
-def parse_bytes(document_id: str, data: bytes, *, name_hint: str = "", source: str | None = None) -> Document:
+def parse_bytes(
+    document_id: str,
+    data: bytes,
+    *,
+    name_hint: str = "",
+    source: str | None = None,
+    options: ParseOptions | None = None,
+) -> Document:
     """Parse *data* into a Document, or raise :class:`ParseError` saying why not."""
     if not data.strip():
         raise ParseError("the file is empty")

@@ -53,7 +53,7 @@ def parse_xml(data: bytes | str) -> Any:
     defused = require("defusedxml.ElementTree", "office", "safe XML parsing")
     try:
         return defused.fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
-    except defused.ParseError as exc:  # type: ignore[attr-defined]
+    except defused.ParseError as exc:
         raise ParseError(f"malformed XML: {exc}") from exc
     except Exception as exc:  # defusedxml's DTDForbidden / EntitiesForbidden / ExternalReferenceForbidden
         if type(exc).__module__.startswith("defusedxml"):

@@ -128,3 +128,19 @@ def test_eval_prints_cis_and_writes_a_report(tmp_path: Path) -> None:
     assert "ndcg@10" in text and "baseline" in text
     code, _, err = run("--embedder", "wordllama", "eval", str(data), "--config", "nonsense", ok=False)
     assert code == 2 and "unknown config preset" in err
+
+
+def test_parse_prints_the_tree_and_json(shared: Path) -> None:
+    wiki = str(shared / "docs-corpus" / "md" / "wiki.md")
+    _, text, _ = run("parse", wiki)
+    assert "heading h1: IBM" in text
+    doc = as_json("parse", wiki)
+    assert doc["title"] == "IBM" and doc["elements"][0] == {
+        "kind": "heading",
+        "text": "IBM",
+        "level": 1,
+        "page": None,
+        "attributes": {},
+    }
+    code, _, err = run("parse", str(shared / "docs-corpus" / "hostile" / "zipbomb_1G.zip"), ok=False)
+    assert code == 2 and err.count("\n") == 1 and "ZIP archive" in err

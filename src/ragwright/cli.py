@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ragwright.cli_output import print_answer, print_ingest, print_results
+from ragwright.cli_output import print_answer, print_document, print_ingest, print_results
 from ragwright.errors import ConfigError, RagwrightError
 
 DEFAULT_STORE = Path(".ragwright") / "store.db"
@@ -271,6 +271,27 @@ def remove(state: _State, document_id: str) -> None:
         {"document_id": document_id, "chunks_removed": removed},
         lambda: click.echo(f"removed {document_id} ({removed} chunks)"),
     )
+
+
+@main.command("parse")
+@click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--password", default=None, help="Password of an encrypted PDF.")
+@click.option("--no-ocr", is_flag=True, help="Do not OCR image-only pages.")
+@_command
+def parse_command(state: _State, file: Path, password: str | None, no_ocr: bool) -> None:
+    """Parse one file and print its element tree (--json: the whole document)."""
+    from ragwright.options import ParseOptions
+    from ragwright.parse import parse_bytes
+
+    options = ParseOptions(pdf_password=password, ocr=not no_ocr)
+    doc = parse_bytes(
+        file.resolve().as_posix(),
+        file.read_bytes(),
+        name_hint=file.name,
+        source=file.resolve().as_uri(),
+        options=options,
+    )
+    state.emit(doc.to_dict(), lambda: print_document(doc))
 
 
 @main.command("eval")

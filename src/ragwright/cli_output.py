@@ -34,3 +34,19 @@ def print_answer(response: Any) -> None:
         if n in cited or response.declined:
             where = f" > {r.chunk.section}" if r.chunk.section else ""
             click.echo(f"  [Source {n}] {r.document_id}{where} ({r.score:.3f})")
+
+
+def print_document(doc: Any, indent: str = "") -> None:
+    """The element tree: kind, level, page and the first characters of each element."""
+    meta = ", ".join(f"{k}={v!r}" for k, v in doc.metadata.items() if isinstance(v, str | int | float))
+    click.echo(f"{indent}{doc.id}  title={doc.title!r}  {len(doc.elements)} elements" + (f"  [{meta}]" if meta else ""))
+    for w in doc.warnings:
+        click.echo(f"{indent}  warning: {w}")
+    for e in doc.elements:
+        level = f" h{e.level}" if e.kind.value == "heading" else (f" l{e.level}" if e.level else "")
+        page = f" p{e.page}" if e.page is not None else ""
+        text = " ".join(e.text.split())
+        click.echo(f"{indent}  {e.kind.value}{level}{page}: {text[:100]}{'…' if len(text) > 100 else ''}")
+    for child in doc.children:
+        click.echo(f"{indent}  child:")
+        print_document(child, indent + "    ")

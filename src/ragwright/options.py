@@ -370,20 +370,6 @@ class ChunkingOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class IngestOptions(_OptionsBase):
-    """Options of an ingestion run."""
-
-    batch_size: int = 64
-    delete_missing: bool = True
-    max_file_bytes: int = 50 * 1024 * 1024
-
-    def __post_init__(self) -> None:
-        check_int("batch_size", self.batch_size, minimum=1)
-        check_bool("delete_missing", self.delete_missing)
-        check_int("max_file_bytes", self.max_file_bytes, minimum=1)
-
-
-@dataclass(frozen=True)
 class ParseOptions(_OptionsBase):
     """Safety limits and format switches for parsing. Every limit has a default and can be raised.
 
@@ -432,3 +418,18 @@ class ParseOptions(_OptionsBase):
             raise ConfigError.invalid("pdf_password", self.pdf_password, "a string or None")
         for name in ("ocr", "include_comments", "include_deleted", "isolate"):
             check_bool(name, getattr(self, name))
+
+
+@dataclass(frozen=True)
+class IngestOptions(_OptionsBase):
+    """Options of an ingestion run: embedding batch size, deletion reconciliation, parsing limits."""
+
+    batch_size: int = 64
+    delete_missing: bool = True
+    parse: ParseOptions = field(default_factory=ParseOptions)
+
+    def __post_init__(self) -> None:
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_bool("delete_missing", self.delete_missing)
+        if not isinstance(self.parse, ParseOptions):
+            raise ConfigError.invalid("parse", self.parse, "a ParseOptions")

@@ -141,7 +141,10 @@ class Rag:
 
     # -- administration ----------------------------------------------------------------------------------
     def remove(self, document_id: str) -> int:
-        """Remove a document and all its chunks; returns how many chunks went. Unknown id → ConfigError."""
+        """Remove a document, its chunks and its child documents (attachments); returns how many chunks went.
+
+        Unknown id → ConfigError.
+        """
         record = self.store.get_record(document_id)
         if record is None:
             candidate = Path(document_id).expanduser()
@@ -149,7 +152,10 @@ class Rag:
                 record = self.store.get_record(candidate.resolve().as_posix())
         if record is None:
             raise ConfigError(f"no document with id {document_id!r} in this store (see `ragwright status`)")
-        return self.store.remove_document(record.document_id)
+        removed = self.store.remove_document(record.document_id)
+        for child in record.metadata.get("_children", []):  # attachments go with their parent
+            removed += self.store.remove_document(child)
+        return removed
 
     def status(self) -> dict[str, Any]:
         """Registry counts and the failed documents with their stage and reason."""

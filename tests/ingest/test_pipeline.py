@@ -139,9 +139,10 @@ def test_tenant_acl_and_metadata_reach_chunks(tmp_path: Path, rag: Rag) -> None:
 
 
 def test_size_limit(tmp_path: Path, hashing: HashingEmbedder) -> None:
-    from ragwright.options import IngestOptions
+    from ragwright.options import IngestOptions, ParseOptions
 
-    rag = Rag(SqliteStore(tmp_path / "s.db"), hashing, ingest_options=IngestOptions(max_file_bytes=10))
+    options = IngestOptions(parse=ParseOptions(max_file_bytes=10))
+    rag = Rag(SqliteStore(tmp_path / "s.db"), hashing, ingest_options=options)
     report = rag.ingest(BytesSource({"big.txt": b"x" * 11}))
     assert report.failed[0].stage == "read" and "over the limit" in report.failed[0].reason
 
@@ -152,3 +153,35 @@ def test_bad_path_is_a_clear_error(rag: Rag, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such file or folder"):
         rag.ingest(tmp_path / "missing")
     assert not isinstance(ConfigError("x"), ParseError)
+
+
+def test_child_documents_are_indexed_linked_and_removed_with_the_parent(tmp_path: Path, rag: Rag) -> None:
+    from ragwright.model.document import Document, Element, ElementKind
+    from ragwright.sources.base import SourceItem
+
+    def make(children: tuple[str, ...]) -> Document:
+        kids = tuple(
+            Document(f"mail/{name}", (Element(ElementKind.PARAGRAPH, f"attachment {name} text"),)) for name in children
+        )
+        return Document("mail", (Element(ElementKind.PARAGRAPH, "the message body"),), children=kids)
+
+    class OneDoc:
+        def __init__(self, doc: Document, fingerprint: str) -> None:
+            self.doc, self.fp = doc, fingerprint
+
+        root = None
+
+        def items(self):  # type: ignore[no-untyped-def]
+            yield SourceItem("mail", "memory:mail", lambda: self.doc, fingerprint=self.fp)
+
+        def __len__(self) -> int:
+            return 1
+
+    report = rag.ingest(OneDoc(make(("a.txt", "b.txt")), "v1"))
+    assert report.added == 3
+    (child,) = rag.store.document_chunks("mail/a.txt")
+    assert child.metadata["parent_document_id"] == "mail"
+    report = rag.ingest(OneDoc(make(("a.txt",)), "v2"))  # b.txt left the message
+    assert report.deleted == 1 and rag.store.document_chunks("mail/b.txt") == []
+    assert rag.remove("mail") == 2
+    assert rag.store.document_chunks("mail/a.txt") == []

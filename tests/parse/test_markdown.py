@@ -66,7 +66,6 @@ def test_plain_text_paragraphs() -> None:
     [
         (b"", "empty"),
         (b"   \n", "empty"),
-        (b"%PDF-1.7 binary", "PDF"),
         (b"PK\x03\x04zipdata", "ZIP"),
         (b"\x00\x01\x02\x03" * 50, "binary"),
     ],

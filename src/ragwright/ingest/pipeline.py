@@ -22,7 +22,7 @@ from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
-from ragwright.model.ids import sha256_bytes
+from ragwright.model.ids import sha256_bytes, sha256_text
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
@@ -81,12 +81,10 @@ class IngestPipeline:
         total = len(source)
         for done, item in enumerate(source.items(), start=1):
             listed.add(item.document_id)
-            entry = self._prepare(item, source.root, access, user_meta, report)
-            if entry is not None:
-                pending.append(entry)
-                if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
-                    self._flush(pending, report)
-                    pending = []
+            pending.extend(self._prepare(item, source.root, access, user_meta, report))
+            if pending and sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
+                self._flush(pending, report)
+                pending = []
             if progress is not None:
                 progress(done, total)
         self._flush(pending, report)
@@ -103,17 +101,18 @@ class IngestPipeline:
         access: tuple[str, tuple[str, ...]],
         user_meta: dict[str, Any],
         report: IngestReport,
-    ) -> _Pending | None:
+    ) -> list[_Pending]:
         doc_id = item.document_id
         stage = "read"
         previous = self.store.get_record(doc_id)
         try:
             with report.timed("read"):
                 loaded = item.load()
-                if isinstance(loaded, bytes | bytearray) and len(loaded) > self.options.max_file_bytes:
+                limit = self.options.parse.max_file_bytes
+                if isinstance(loaded, bytes | bytearray) and len(loaded) > limit:
                     raise LimitExceeded(
-                        f"file is {len(loaded):,} bytes, over the limit of {self.options.max_file_bytes:,} "
-                        "(raise IngestOptions.max_file_bytes to accept it)"
+                        f"file is {len(loaded):,} bytes, over the limit of {limit:,} "
+                        "(raise ParseOptions.max_file_bytes to accept it)"
                     )
                 content_hash = item.fingerprint or (
                     sha256_bytes(bytes(loaded)) if isinstance(loaded, bytes | bytearray) else ""
@@ -144,39 +143,68 @@ class IngestPipeline:
                 and previous.status is DocumentStatus.INDEXED
                 and previous.pipeline_key() == record.pipeline_key()
                 and (previous.tenant, previous.acl) == access
-                and previous.metadata == record.metadata
+                and _user_metadata(previous.metadata) == record.metadata
             ):
                 report.unchanged += 1
-                return None
+                return []
             stage = "parse"
             with report.timed("parse"):
                 document = (
                     loaded
                     if isinstance(loaded, Document)
-                    else parse_bytes(doc_id, bytes(loaded), name_hint=item.name_hint, source=item.uri)
+                    else parse_bytes(
+                        doc_id, bytes(loaded), name_hint=item.name_hint, source=item.uri, options=self.options.parse
+                    )
                 )
             stage = "chunk"
             with report.timed("chunk"):
                 chunks = self._chunks(document, item, access, user_meta)
-            if not chunks:
+                children = [(child, self._chunks(child, item, access, user_meta)) for child in document.children]
+            if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
             self._fail(doc_id, item.uri, stage, exc, previous, report)
-            return None
-        record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks))
-        existed = previous is not None and previous.status is not DocumentStatus.DELETED and previous.chunk_count > 0
-        return _Pending(record, chunks, existed)
+            return []
+        child_ids = [child.id for child, child_chunks in children if child_chunks]
+        meta = {**record.metadata, "_children": child_ids, "_warnings": list(document.warnings)}
+        record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks), metadata=meta)
+        pending = [_Pending(record, chunks, _existed(previous))]
+        for child, child_chunks in children:
+            if not child_chunks:
+                continue
+            child_previous = self.store.get_record(child.id)
+            child_record = dataclasses.replace(
+                record,
+                document_id=child.id,
+                source=f"{item.uri}#{child.id.rsplit('/', 1)[-1]}",
+                content_hash=sha256_text(f"{content_hash}\x1f{child.id}"),
+                title=child.title,
+                chunk_count=len(child_chunks),
+                created_at=child_previous.created_at if child_previous else record.created_at,
+                metadata={**record.metadata, "_children": [], "_parent": doc_id, "_warnings": list(child.warnings)},
+            )
+            pending.append(_Pending(child_record, child_chunks, _existed(child_previous)))
+        stale = set(previous.metadata.get("_children", [])) - set(child_ids) if previous else set()
+        for gone in sorted(stale):
+            self.store.remove_document(gone)
+            report.deleted += 1
+        return pending
 
     def _chunks(
         self, document: Document, item: SourceItem, access: tuple[str, tuple[str, ...]], user_meta: dict[str, Any]
     ) -> list[Chunk]:
-        doc_meta = {k: v for k, v in normalize_metadata(document.metadata).items() if k not in RESERVED_KEYS}
+        doc_meta = {
+            k: v for k, v in normalize_metadata(document.metadata, strict=False).items() if k not in RESERVED_KEYS
+        }
         base: dict[str, Any] = {**normalize_metadata(item.metadata), **doc_meta, **user_meta}
         for key in ("created_at", "updated_at"):
             if key in document.metadata:
-                base[key] = normalize_metadata({key: document.metadata[key]})[key]
+                base[key] = normalize_metadata({key: document.metadata[key]}, strict=False).get(key)
         if document.title:
             base["title"] = document.title
+        parent = document.id.rsplit("/", 1)[0] if document.id != item.document_id else None
+        if parent is not None:
+            base["parent_document_id"] = item.document_id
         out = []
         for c in self.chunker.chunk(document):
             meta = {**base, **c.metadata}
@@ -267,6 +295,15 @@ class IngestPipeline:
                 ):
                     self.store.remove_document(rec.document_id)
                     report.deleted += 1
+
+
+def _user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The caller's metadata of a registry record (keys starting with ``_`` are ragwright's own)."""
+    return {k: v for k, v in metadata.items() if not k.startswith("_")}
+
+
+def _existed(previous: DocumentRecord | None) -> bool:
+    return previous is not None and previous.status is not DocumentStatus.DELETED and previous.chunk_count > 0
 
 
 def _last_error(call: Callable[[], Any]) -> BaseException:

@@ -67,6 +67,22 @@ class Document:
         if not self.id:
             raise ValueError("a document needs a non-empty id")
 
+    def to_dict(self) -> dict[str, Any]:
+        """The whole document as JSON-ready data (``ragwright parse --json``)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "source": self.source,
+            "mime_type": self.mime_type,
+            "metadata": self.metadata,
+            "warnings": list(self.warnings),
+            "elements": [
+                {"kind": e.kind.value, "text": e.text, "level": e.level, "page": e.page, "attributes": e.attributes}
+                for e in self.elements
+            ],
+            "children": [c.to_dict() for c in self.children],
+        }
+
     @property
     def text(self) -> str:
         """All element text, blank-line separated (for diagnostics and simple consumers)."""

@@ -87,8 +87,20 @@ def normalize_value(value: Any) -> MetadataValue:
     return value  # type: ignore[no-any-return]
 
 
-def normalize_metadata(metadata: Mapping[str, Any] | None) -> Metadata:
-    """Validate keys and values of a user metadata mapping."""
+def normalize_metadata(metadata: Mapping[str, Any] | None, *, strict: bool = True) -> Metadata:
+    """Validate keys and values of a metadata mapping.
+
+    ``strict=False`` (for what parsers extract from documents) drops entries metadata cannot hold
+    instead of raising; user-supplied metadata is strict.
+    """
     if not metadata:
         return {}
-    return {validate_key(k): normalize_value(v) for k, v in metadata.items()}
+    if strict:
+        return {validate_key(k): normalize_value(v) for k, v in metadata.items()}
+    out: Metadata = {}
+    for k, v in metadata.items():
+        try:
+            out[validate_key(k)] = normalize_value(v)
+        except (TypeError, ValueError):
+            continue
+    return out

@@ -1,26 +1,89 @@
-"""Format detection by content (magic bytes, container inspection), not by extension alone.
+"""Format detection by content: magic bytes and container inspection, never the extension alone.
 
-Text formats carry no magic number; for them the file name is a *hint* that chooses between
-Markdown and plain text once the content has been found to be text.
+* PDF by ``%PDF-`` (within the first KB, as readers accept leading junk);
+* zip containers by their parts: ``word/document.xml`` → DOCX, ``xl/workbook.xml`` → XLSX,
+  ``ppt/presentation.xml`` → PPTX, otherwise a plain zip (unsupported);
+* OLE/CFB containers by their streams: ``EncryptionInfo`` → encrypted OOXML, ``__substg1.0_`` → MSG,
+  ``Workbook``/``Book`` → legacy XLS, ``WordDocument`` → legacy DOC;
+* RFC 822 email by its header block; HTML by its opening tags;
+* text formats carry no magic: once the bytes are known to be text, the file name is a *hint* that
+  separates Markdown, CSV and source code from plain text.
 """
 
 from __future__ import annotations
 
 import codecs
+import io
+import re
+import zipfile
 from typing import Final, Literal
 
-Format = Literal["markdown", "text", "pdf", "zip", "ole", "html", "binary"]
+Format = Literal[
+    "pdf",
+    "docx",
+    "xlsx",
+    "pptx",
+    "zip",
+    "encrypted_ooxml",
+    "msg",
+    "xls",
+    "doc",
+    "ole",
+    "eml",
+    "html",
+    "markdown",
+    "csv",
+    "code",
+    "text",
+    "binary",
+]
 
-_MAGIC: Final = (
-    (b"%PDF-", "pdf"),
-    (b"PK\x03\x04", "zip"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "ole"),
-)
+OLE_MAGIC: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _MARKDOWN_SUFFIXES: Final = (".md", ".markdown", ".mdown", ".mkd")
+_CSV_SUFFIXES: Final = (".csv", ".tsv")
+CODE_SUFFIXES: Final = {
+    ".py": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".java": "java",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".hpp": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".sql": "sql",
+    ".kt": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".r": "r",
+    ".jl": "julia",
+}
 _BOMS: Final = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_HEADER_LINE = re.compile(rb"^[A-Za-z][A-Za-z0-9-]{1,40}:[ \t]?\S")
+_EMAIL_KEYS = (
+    b"from:",
+    b"to:",
+    b"subject:",
+    b"date:",
+    b"message-id:",
+    b"mime-version:",
+    b"received:",
+    b"return-path:",
+    b"content-type:",
+    b"delivered-to:",
 )
 
 
@@ -46,17 +109,80 @@ def decode_text(data: bytes) -> str | None:
     return None
 
 
+def _zip_format(data: bytes) -> Format:
+    try:
+        names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())  # reads the directory only
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return "zip"
+    if "word/document.xml" in names:
+        return "docx"
+    if "xl/workbook.xml" in names:
+        return "xlsx"
+    if "ppt/presentation.xml" in names:
+        return "pptx"
+    return "zip"
+
+
+def _ole_format(data: bytes) -> Format:
+    try:
+        import olefile
+
+        ole = olefile.OleFileIO(io.BytesIO(data))
+        streams = {"/".join(e) for e in ole.listdir(streams=True, storages=True)}
+    except Exception:  # a damaged container is still an OLE file
+        return "ole"
+    if "EncryptionInfo" in streams or "EncryptedPackage" in streams:
+        return "encrypted_ooxml"
+    if any("__substg1.0_" in s for s in streams):
+        return "msg"
+    if "Workbook" in streams or "Book" in streams:
+        return "xls"
+    if "WordDocument" in streams:
+        return "doc"
+    return "ole"
+
+
+def _looks_like_email(data: bytes) -> bool:
+    lines = data[:4096].replace(b"\r\n", b"\n").split(b"\n")
+    headers, known = 0, 0
+    for line in lines[:40]:
+        if not line.strip():
+            break
+        if line[:1] in (b" ", b"\t"):
+            continue  # folded header continuation
+        if not _HEADER_LINE.match(line):
+            return False
+        headers += 1
+        known += line.lower().startswith(_EMAIL_KEYS)
+    return headers >= 2 and known >= 2
+
+
 def detect(data: bytes, name_hint: str = "") -> Format:
-    """The format of *data*; *name_hint* (a file name) only separates Markdown from plain text."""
-    for magic, fmt in _MAGIC:
-        if data.startswith(magic):
-            return fmt  # type: ignore[return-value]
-    head = data[:1024].lstrip().lower()
-    if head.startswith((b"<!doctype html", b"<html")):
+    """The format of *data*; *name_hint* (a file name) only separates text formats."""
+    if data.startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
+        return "pdf"
+    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+        return _zip_format(data)
+    if data.startswith(OLE_MAGIC):
+        return _ole_format(data)
+    head = data[:2048].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    markdown_hint = name_hint.lower().endswith(_MARKDOWN_SUFFIXES)
+    if head.startswith((b"<!doctype html", b"<html")) or (
+        not markdown_hint and b"<html" in head[:512] and b"<body" in data[:65536].lower()
+    ):
         return "html"
+    if _looks_like_email(data.lstrip(b"\xef\xbb\xbf")):
+        return "eml"
     text = decode_text(data)
     if text is None:
         return "binary"
-    if name_hint.lower().endswith(_MARKDOWN_SUFFIXES):
+    name = name_hint.lower()
+    if name.endswith(_MARKDOWN_SUFFIXES):
         return "markdown"
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    if any(name.endswith(suffix) for suffix in CODE_SUFFIXES):
+        return "code"
+    if name.endswith((".htm", ".html", ".xhtml")) and "<" in text[:4096]:
+        return "html"
     return "text"

@@ -77,7 +77,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
     front, body = split_front_matter(text.replace("\r\n", "\n"))
     tokens = mdit.MarkdownIt("commonmark").enable("table").parse(body)
     elements: list[Element] = []
-    title: str | None = str(front["title"]) if isinstance(front.get("title"), str) else None
+    title: str | None = front["title"].strip() or None if isinstance(front.get("title"), str) else None
     list_depth = 0
     i = 0
     while i < len(tokens):
@@ -130,3 +130,16 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
         mime_type="text/markdown",
         metadata=front,
     )
+
+
+def parse_markdown_bytes(
+    document_id: str, data: bytes, *, source: str | None, options: object = None, name_hint: str = ""
+) -> Document:
+    """The registry entry point: decode, then :func:`parse_markdown`."""
+    from ragwright.errors import ParseError
+    from ragwright.parse.detect import decode_text
+
+    text = decode_text(data)
+    if text is None:
+        raise ParseError("the file is not decodable text")
+    return parse_markdown(document_id, text, source=source)

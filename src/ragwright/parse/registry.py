@@ -1,25 +1,80 @@
-"""Format → parser. Formats without a parser yet are refused with a reason (and dead-lettered)."""
+"""Format → parser, with safety limits and process isolation for binary formats.
+
+:func:`parse_bytes` detects the format by content, refuses what no parser handles (with the reason),
+and runs the format's parser — in the isolated worker (:mod:`ragwright.parse.limits`) for binary
+formats unless ``ParseOptions.isolate`` is off. Parsers of optional formats live behind extras and are
+imported by name, so a missing extra is a clear error naming it.
+"""
 
 from __future__ import annotations
 
-from ragwright.errors import ParseError
+import importlib
+from typing import Any, Final
+
+from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document
 from ragwright.options import ParseOptions
-from ragwright.parse import markdown, text
-from ragwright.parse.detect import decode_text, detect
+from ragwright.parse.detect import CODE_SUFFIXES, Format, decode_text, detect
 
-_VERSIONS = {"markdown": markdown.VERSION, "text": text.VERSION}
-_LATER = {
-    "pdf": "PDF",
-    "zip": "Office/ZIP container (DOCX, XLSX, PPTX)",
-    "ole": "legacy Office or Outlook (OLE) file",
-    "html": "HTML",
+# format → (module, function, version attribute is the module's VERSION)
+_PARSERS: Final[dict[str, tuple[str, str]]] = {
+    "markdown": ("ragwright.parse.markdown", "parse_markdown_bytes"),
+    "text": ("ragwright.parse.text", "parse_text_bytes"),
+    "pdf": ("ragwright.parse.pdf", "parse_pdf"),
+    "docx": ("ragwright.parse.docx", "parse_docx"),
+    "xlsx": ("ragwright.parse.xlsx", "parse_xlsx"),
+    "csv": ("ragwright.parse.xlsx", "parse_csv"),
+    "pptx": ("ragwright.parse.pptx", "parse_pptx"),
+    "html": ("ragwright.parse.html", "parse_html"),
+    "eml": ("ragwright.parse.email", "parse_eml"),
+    "msg": ("ragwright.parse.email", "parse_msg"),
+    "code": ("ragwright.parse.code", "parse_code"),
+}
+_IN_PROCESS: Final = frozenset({"markdown", "text", "csv", "code"})
+_REFUSED: Final[dict[str, str]] = {
+    "encrypted_ooxml": "encrypted: the Office document is password-protected",
+    "zip": "unsupported format: a ZIP archive that is not a DOCX, XLSX or PPTX document",
+    "xls": "unsupported format: legacy Excel 97-2003 (.xls); save it as .xlsx",
+    "doc": "unsupported format: legacy Word 97-2003 (.doc); save it as .docx",
+    "ole": "unsupported format: an OLE/CFB container that is not an Outlook message",
+    "binary": "unsupported format: binary content that is not a known document type",
 }
 
 
+def _module(fmt: str) -> Any:
+    module, _ = _PARSERS[fmt]
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ParseError(f"unsupported format: no {fmt} parser in this installation ({exc.name})") from exc
+
+
 def parser_version_for(data: bytes, name_hint: str = "") -> str:
+    """The version of the parser that would handle *data* (recorded in the registry)."""
     fmt = detect(data, name_hint)
-    return _VERSIONS.get(fmt, f"{fmt}/none")
+    if fmt not in _PARSERS:
+        return f"{fmt}/none"
+    try:
+        return str(_module(fmt).VERSION)
+    except ParseError:
+        return f"{fmt}/none"
+
+
+def _run(
+    fmt: str, document_id: str, data: bytes, name_hint: str, source: str | None, options: ParseOptions
+) -> Document:
+    """Import and run the parser of *fmt* (module-level so the isolated worker can call it)."""
+    module = _module(fmt)
+    fn = getattr(module, _PARSERS[fmt][1])
+    kwargs: dict[str, Any] = {"source": source, "options": options}
+    if fmt == "code":
+        kwargs["language"] = next(
+            (lang for suf, lang in CODE_SUFFIXES.items() if name_hint.lower().endswith(suf)), None
+        )
+    if fmt in ("markdown", "text"):
+        kwargs["name_hint"] = name_hint
+    doc: Document = fn(document_id, data, **kwargs)
+    return doc
 
 
 def parse_bytes(
@@ -30,21 +85,49 @@ def parse_bytes(
     source: str | None = None,
     options: ParseOptions | None = None,
 ) -> Document:
-    """Parse *data* into a Document, or raise :class:`ParseError` saying why not."""
+    """Parse *data* into a Document, or raise :class:`ParseError` / :class:`LimitExceeded` saying why not."""
+    options = options or ParseOptions()
+    if len(data) > options.max_file_bytes:
+        raise LimitExceeded(
+            f"file is {len(data):,} bytes, over max_file_bytes ({options.max_file_bytes:,}); "
+            "raise the limit to accept it"
+        )
     if not data.strip():
         raise ParseError("the file is empty")
-    fmt = detect(data, name_hint)
-    if fmt in _LATER:
-        raise ParseError(f"unsupported format: {_LATER[fmt]} documents are not supported by this release")
-    if fmt == "binary":
-        raise ParseError("unsupported format: binary content that is not a known document type")
-    decoded = decode_text(data)
-    if decoded is None:  # pragma: no cover - detect() already said text
-        raise ParseError("the file is not decodable text")
-    if fmt == "markdown":
-        doc = markdown.parse_markdown(document_id, decoded, source=source)
-    else:
-        doc = text.parse_text(document_id, decoded, source=source)
-    if not doc.elements:
-        raise ParseError("no text could be extracted")
+    fmt: Format = detect(data, name_hint)
+    if fmt in _REFUSED:
+        raise ParseError(_REFUSED[fmt])
+    if fmt not in _PARSERS:  # pragma: no cover - every detected format is mapped or refused
+        raise ParseError(f"unsupported format: {fmt}")
+    try:
+        if options.isolate and fmt not in _IN_PROCESS:
+            doc = _isolated(fmt, document_id, data, name_hint, source, options)
+        else:
+            doc = _run(fmt, document_id, data, name_hint, source, options)
+    except MissingDependencyError as exc:
+        raise ParseError(str(exc)) from exc
+    if not doc.elements and not doc.children:
+        raise ParseError("no text could be extracted" + (" (probably scanned)" if fmt == "pdf" else ""))
     return doc
+
+
+def _isolated(
+    fmt: str, document_id: str, data: bytes, name_hint: str, source: str | None, options: ParseOptions
+) -> Document:
+    from ragwright.parse.limits import run_isolated
+
+    return run_isolated(
+        _run,
+        fmt,
+        document_id,
+        data,
+        name_hint,
+        source,
+        options,
+        timeout_s=options.timeout_s,
+        max_memory_mb=options.max_memory_mb,
+        what=document_id,
+    )
+
+
+__all__ = ["decode_text", "parse_bytes", "parser_version_for"]

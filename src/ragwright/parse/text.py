@@ -15,3 +15,16 @@ def parse_text(document_id: str, text: str, *, source: str | None = None) -> Doc
     paragraphs = [" ".join(p.split()) for p in _BLANK.split(text)]
     elements = tuple(Element(ElementKind.PARAGRAPH, p) for p in paragraphs if p)
     return Document(id=document_id, elements=elements, source=source, mime_type="text/plain")
+
+
+def parse_text_bytes(
+    document_id: str, data: bytes, *, source: str | None, options: object = None, name_hint: str = ""
+) -> Document:
+    """The registry entry point: decode, then :func:`parse_text`."""
+    from ragwright.errors import ParseError
+    from ragwright.parse.detect import decode_text
+
+    text = decode_text(data)
+    if text is None:
+        raise ParseError("the file is not decodable text")
+    return parse_text(document_id, text, source=source)

@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _shared_executor() -> ThreadPoolExecutor:
+    """One small thread pool for blocking work (stores, models), reused across calls and event loops."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ragwright")
+        return _executor
+
+
+async def to_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Like :func:`asyncio.to_thread`, on the shared pool (no thread start-up per call)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_shared_executor(), functools.partial(fn, *args, **kwargs))
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

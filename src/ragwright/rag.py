@@ -11,12 +11,11 @@ call, else the one the ``Rag`` was built with) and are applied inside every sear
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragwright._sync import run_sync
+from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import StructuralChunker
 from ragwright.errors import ConfigError
 from ragwright.generate import ExtractiveAnswerer
@@ -96,7 +95,7 @@ class Rag:
         tenant = tenant if tenant is not None else self.identity.tenant
         total = IngestReport()
         for source in resolved:
-            report = await asyncio.to_thread(
+            report = await to_thread(
                 self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress
             )
             _accumulate(total, report)
@@ -132,7 +131,7 @@ class Rag:
         """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline."""
         opts = (options or self.rag_options).merged(**overrides) if overrides else (options or self.rag_options)
         results = await self.retriever.retrieve(question, opts.to_retrieval_options(), identity or self.identity)
-        return await asyncio.to_thread(self.answerer.answer, question, results, opts)
+        return await to_thread(self.answerer.answer, question, results, opts)
 
     def ask(
         self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 
+from ragwright._sync import to_thread
 from ragwright.errors import ConfigError
 from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
@@ -55,25 +57,24 @@ class Retriever:
         hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
         if len(arms) == 1:
             (arm,) = arms
-            results = [
+            candidates: Iterable[SearchResult] = (
                 SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)})
                 for rank, h in enumerate(hits_per_arm[arm], start=1)
-            ]
+            )
         else:
-            results = _fuse(hits_per_arm, options.ensemble or EnsembleOptions())
+            candidates = _fuse(hits_per_arm, options.ensemble or EnsembleOptions())
         log.debug(
             "retrieval_path: client arms=%s hits=%s", ",".join(arms), {a: len(h) for a, h in hits_per_arm.items()}
         )
-        if options.filter is not None:
-            results = [r for r in results if options.filter.is_satisfied_by(r)]
-        return results[: options.top_k]
+        spec = options.filter
+        return list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), options.top_k))
 
     async def _arm(
         self, arm: str, query: str, depth: int, options: RetrievalOptions, identity: Identity, flt: Filter | None
     ) -> list[Hit]:
         if arm == "dense":
-            vector = await asyncio.to_thread(self.embedder.embed_query, query)
-            return await asyncio.to_thread(
+            vector = await to_thread(self.embedder.embed_query, query)
+            return await to_thread(
                 self.store.search_dense,
                 vector,
                 depth,
@@ -86,10 +87,10 @@ class Retriever:
                 f"{type(self.store).__name__} has no keyword search; use a store with BM25 "
                 "(MemoryStore, SqliteStore) or set use_hybrid_search=False"
             )
-        return await asyncio.to_thread(self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt)
+        return await to_thread(self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt)
 
 
-def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> list[SearchResult]:
+def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> Iterator[SearchResult]:
     chunks: dict[str, Chunk] = {}
     rankings: dict[str, Sequence[tuple[str, float]]] = {}
     for arm, hits in hits_per_arm.items():
@@ -102,4 +103,4 @@ def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> list
         fused = rrf(rankings, k=ensemble.rrf_k, weights=weights)
     else:
         fused = weighted_score(rankings, weights=weights, normalization=ensemble.normalization)
-    return [SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused]
+    return (SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused)

@@ -110,26 +110,32 @@ class SqliteSearch:
     ) -> list[Hit]:
         import numpy as np
 
-        with self._lock:
+        with self._lock:  # a consistent snapshot; the arrays are replaced on change, never mutated
             matrix, rowids = self._load_matrix()
             positions = self._eligible_positions(identity, metadata_filter)
-            if positions.size == 0 or matrix.shape[0] == 0:
-                return []
-            scores = matrix[positions] @ np.asarray(vector, dtype=np.float32)
-            keep = scores >= min_score
-            positions, scores = positions[keep], scores[keep]
-            if scores.size == 0:
-                return []
-            top = min(k, scores.size)
-            part = np.argpartition(-scores, top - 1)[:top] if top < scores.size else np.arange(scores.size)
-            order = part[np.lexsort((rowids[positions[part]], -scores[part]))]
-            chosen = [int(rowids[positions[i]]) for i in order]
+        if positions.size == 0 or matrix.shape[0] == 0:
+            return []
+        # Scoring every row and then picking the eligible ones beats copying the eligible sub-matrix.
+        scores = (matrix @ np.asarray(vector, dtype=np.float32))[positions]
+        keep = scores >= min_score
+        positions, scores = positions[keep], scores[keep]
+        if scores.size == 0:
+            return []
+        top = min(k, scores.size)
+        part = np.argpartition(-scores, top - 1)[:top] if top < scores.size else np.arange(scores.size)
+        order = part[np.lexsort((rowids[positions[part]], -scores[part]))]
+        chosen = [int(rowids[positions[i]]) for i in order]
+        # The security filter is applied again here: a row may have changed since the snapshot above.
+        params: list[Any] = [json.dumps(chosen)]
+        security = compile_security(identity, "tenant", "acl", params)
+        with self._lock:
             rows = self._conn.execute(
-                f"SELECT rowid, {CHUNK_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-                (json.dumps(chosen),),
+                f"SELECT rowid, {CHUNK_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
+                f"AND {security}",
+                params,
             ).fetchall()
         by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows}
-        return [Hit(by_rowid[rid], float(scores[i])) for rid, i in zip(chosen, order, strict=True)]
+        return [Hit(by_rowid[rid], float(scores[i])) for rid, i in zip(chosen, order, strict=True) if rid in by_rowid]
 
     # -- keyword search (BM25, derived state rebuilt from the stored chunks) -----------------------------
     @property
@@ -162,13 +168,9 @@ class SqliteSearch:
             positions = self._eligible_positions(identity, metadata_filter)
             allowed = {self._chunk_ids[int(p)] for p in positions}
         hits = index.search(query, k, allowed=allowed, min_score=min_score)
-        chunks = {c.id: c for c in self._chunks_by_id([cid for cid, _ in hits])}
+        # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
+        chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
         return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
 
-    def _chunks_by_id(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(chunk_ids)),),
-            ).fetchall()
-        return [chunk_from_row(r) for r in rows]
+    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
+        raise NotImplementedError  # provided by the host

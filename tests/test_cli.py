@@ -60,8 +60,16 @@ def test_ingest_search_ask_reopen_remove(tmp_path: Path, shared: Path) -> None:
     assert as_json("--store", store, "status")["deleted"] == 1
 
     (docs / "wiki.md").unlink()
-    synced = as_json("--store", store, "ingest", str(docs))
+    assert as_json("--store", store, "ingest", str(docs))["deleted"] == 0
+    synced = as_json("--store", store, "ingest", str(docs), "--sync")
     assert synced["deleted"] == 1
+    assert as_json("--store", store, "status", "--check")["problems"] == []
+    listed = as_json("--store", store, "status", "--documents", "deleted")["matching_documents"]
+    assert {Path(d["document_id"]).name for d in listed} == {"wiki.md"}  # bug_report.md came back with the folder
+    hidden = as_json("--store", store, "acl", str(docs / "codeblock.md"), "--group", "admins")
+    assert hidden["chunks_updated"] > 0
+    found = as_json("--store", store, "search", "code block", "--top-k", "10")["results"]
+    assert found and all(not r["document_id"].endswith("codeblock.md") for r in found)
 
 
 @pytest.mark.slow

@@ -422,10 +422,14 @@ class ParseOptions(_OptionsBase):
 
 @dataclass(frozen=True)
 class IngestOptions(_OptionsBase):
-    """Options of an ingestion run: embedding batch size, deletion reconciliation, parsing limits."""
+    """Options of an ingestion run: embedding batch size, deletion reconciliation, parsing limits.
+
+    ``delete_missing`` is sync mode: documents once listed under a folder or corpus and now absent are
+    removed with every trace. Off by default (``ragwright ingest --sync`` / ``Rag.ingest(..., sync=True)``).
+    """
 
     batch_size: int = 64
-    delete_missing: bool = True
+    delete_missing: bool = False
     parse: ParseOptions = field(default_factory=ParseOptions)
 
     def __post_init__(self) -> None:

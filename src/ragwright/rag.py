@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import StructuralChunker
@@ -22,7 +23,7 @@ from ragwright.generate import ExtractiveAnswerer
 from ragwright.ingest import IngestPipeline, IngestReport
 from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.identity import Identity
-from ragwright.model.records import DocumentStatus
+from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.options import ChunkingOptions, IngestOptions, RagOptions, RetrievalOptions
@@ -89,14 +90,19 @@ class Rag:
         acl: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
+        sync: bool | None = None,
     ) -> IngestReport:
-        """Ingest files, folders, JSONL corpora or :class:`Source` objects; returns the run's report."""
+        """Ingest files, folders, JSONL corpora or :class:`Source` objects; returns the run's report.
+
+        Unchanged documents are skipped without parsing or embedding. ``sync=True`` also removes the
+        documents once ingested from a listed folder/corpus that are no longer in it.
+        """
         resolved = _resolve_sources(sources)
         tenant = tenant if tenant is not None else self.identity.tenant
         total = IngestReport()
         for source in resolved:
             report = await to_thread(
-                self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress
+                self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress, sync=sync
             )
             _accumulate(total, report)
         return total
@@ -144,6 +150,59 @@ class Rag:
 
         Unknown id → ConfigError.
         """
+        record = self._record(document_id)
+        removed = self.store.remove_document(record.document_id)
+        for child in record.metadata.get("_children", []):  # attachments go with their parent
+            removed += self.store.remove_document(child)
+        return removed
+
+    def update_acl(self, document_id: str, *, groups: Sequence[str] | None, tenant: str | None = None) -> int:
+        """Change who may see a document (and its attachments) without re-embedding anything.
+
+        ``groups=None`` makes it public within its tenant; ``[]`` makes it visible to nobody.
+        Returns the number of chunks updated.
+        """
+        from ragwright.model.identity import normalize_acl
+
+        record = self._record(document_id)
+        acl = normalize_acl(groups)
+        new_tenant = tenant if tenant is not None else record.tenant
+        updated = 0
+        for doc in (record.document_id, *record.metadata.get("_children", [])):
+            updated += self.store.update_access(doc, new_tenant, acl)
+        return updated
+
+    def documents(
+        self, *, status: DocumentStatus | str | None = None, embedding_model: str | None = None
+    ) -> list[DocumentRecord]:
+        """Registry query: e.g. every failed document, or every document embedded with a given model."""
+        wanted = DocumentStatus(status) if isinstance(status, str) else status
+        return [
+            r
+            for r in self.store.list_records(wanted)
+            if embedding_model is None or r.embedding_model == embedding_model
+        ]
+
+    def retry_failed(self, **kwargs: Any) -> IngestReport:
+        """Ingest again every failed document whose source is a local file that still exists."""
+        from ragwright.sources import FileListSource
+
+        paths = []
+        for record in self.documents(status=DocumentStatus.FAILED):
+            if record.source.startswith("file://"):
+                path = Path(unquote(record.source[len("file://") :]))
+                if path.is_file():
+                    paths.append(path)
+        if not paths:
+            return IngestReport()
+        return self.ingest(FileListSource(paths), **kwargs)
+
+    def check(self) -> list[str]:
+        """Integrity problems of the store (empty when consistent): orphan chunks, indexed documents
+        whose chunks are missing, a keyword index out of step with the chunks."""
+        return self.store.check_integrity()
+
+    def _record(self, document_id: str) -> DocumentRecord:
         record = self.store.get_record(document_id)
         if record is None:
             candidate = Path(document_id).expanduser()
@@ -151,10 +210,7 @@ class Rag:
                 record = self.store.get_record(candidate.resolve().as_posix())
         if record is None:
             raise ConfigError(f"no document with id {document_id!r} in this store (see `ragwright status`)")
-        removed = self.store.remove_document(record.document_id)
-        for child in record.metadata.get("_children", []):  # attachments go with their parent
-            removed += self.store.remove_document(child)
-        return removed
+        return record
 
     def status(self) -> dict[str, Any]:
         """Registry counts and the failed documents with their stage and reason."""
@@ -166,7 +222,13 @@ class Rag:
             "chunks": self.store.count_chunks(),
             "embedding_model": self.embedder.name,
             "failed_documents": [
-                {"document": r.document_id, "stage": r.stage, "reason": r.reason}
+                {
+                    "document": r.document_id,
+                    "stage": r.stage,
+                    "reason": r.reason,
+                    "error_type": r.metadata.get("_error_type"),
+                    "attempts": r.metadata.get("_attempts", 1),
+                }
                 for r in records
                 if r.status is DocumentStatus.FAILED
             ],

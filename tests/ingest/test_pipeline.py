@@ -51,8 +51,11 @@ def test_deleted_files_are_reconciled(tmp_path: Path, rag: Rag) -> None:
     gone = write(docs, "sub/b.md", "beta")
     rag.ingest(docs)
     gone.unlink()
-    report = rag.ingest(docs)
+    assert rag.ingest(docs).deleted == 0  # without sync nothing is removed
+    assert rag.store.document_chunks(gone.resolve().as_posix())
+    report = rag.ingest(docs, sync=True)
     assert report.deleted == 1
+    assert rag.check() == []
     rec = rag.store.get_record(gone.resolve().as_posix())
     assert rec is not None and rec.status is DocumentStatus.DELETED
     assert all(r.document_id != gone.resolve().as_posix() for r in rag.search("beta", top_k=10))
@@ -185,3 +188,30 @@ def test_child_documents_are_indexed_linked_and_removed_with_the_parent(tmp_path
     assert report.deleted == 1 and rag.store.document_chunks("mail/b.txt") == []
     assert rag.remove("mail") == 2
     assert rag.store.document_chunks("mail/a.txt") == []
+
+
+def test_update_acl_needs_no_embedding(tmp_path: Path, rag: Rag, hashing: HashingEmbedder) -> None:
+    from ragwright.model.identity import Identity
+
+    rag.ingest(BytesSource({"plan.md": b"the secret merger plan"}))
+    calls = hashing.calls
+    assert rag.search("merger plan", identity=Identity())
+    assert rag.update_acl("plan.md", groups=["board"]) == 1
+    assert rag.search("merger plan", identity=Identity()) == []
+    assert rag.search("merger plan", identity=Identity(groups=("board",)))
+    assert hashing.calls == calls  # no document was embedded again
+    assert rag.ingest(BytesSource({"plan.md": b"the secret merger plan"}), acl=["board"]).unchanged == 1
+
+
+def test_registry_queries_and_retry(tmp_path: Path, rag: Rag) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "good.md", "fine")
+    bad = docs / "bad.txt"
+    bad.write_bytes(b"\x00\x01 broken")
+    rag.ingest(docs)
+    assert [Path(r.document_id).name for r in rag.documents(status="failed")] == ["bad.txt"]
+    assert len(rag.documents(embedding_model="test/hashing")) == 1  # the failed one was never embedded
+    assert rag.documents(embedding_model="other") == []
+    bad.write_text("repaired now", encoding="utf-8")
+    report = rag.retry_failed()
+    assert report.updated + report.added == 1 and rag.documents(status="failed") == []

@@ -70,6 +70,7 @@ class IngestPipeline:
         acl: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
+        sync: bool | None = None,
     ) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
@@ -88,7 +89,7 @@ class IngestPipeline:
             if progress is not None:
                 progress(done, total)
         self._flush(pending, report)
-        if source.root is not None and self.options.delete_missing:
+        if source.root is not None and (self.options.delete_missing if sync is None else sync):
             self._reconcile(source.root, listed, report)
         report.seconds = time.perf_counter() - started
         return report
@@ -226,6 +227,7 @@ class IngestPipeline:
         now = time.time()
         kept = previous.chunk_count if previous and previous.status is not DocumentStatus.DELETED else 0
         base = previous or DocumentRecord(doc_id, uri, "", DocumentStatus.FAILED, created_at=now)
+        attempts = int(base.metadata.get("_attempts", 0)) + 1 if base.status is DocumentStatus.FAILED else 1
         self.store.record(
             dataclasses.replace(
                 base,
@@ -234,6 +236,7 @@ class IngestPipeline:
                 reason=reason,
                 chunk_count=kept,
                 updated_at=now,
+                metadata={**base.metadata, "_attempts": attempts, "_error_type": type(exc).__name__},
             )
         )
 

@@ -64,6 +64,14 @@ class ChunkStore(Protocol):
 
     def count_chunks(self) -> int: ...
 
+    def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
+        """Re-sync a document's tenant and ACL onto its chunks and record (no re-embedding)."""
+        ...
+
+    def check_integrity(self) -> list[str]:
+        """Consistency problems found; empty when the store is consistent."""
+        ...
+
     def close(self) -> None: ...
 
 

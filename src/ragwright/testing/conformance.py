@@ -205,6 +205,24 @@ class StoreConformance:
         with pytest.raises(StoreError, match="test-model"):
             bound.bind_embedder("another-model", DIM)
 
+    def test_update_access_changes_visibility_only(self, bound: Any) -> None:
+        self._put(bound, "d", [unit(1), unit(0, 1)], tenant="acme", acl=("*",))
+        assert len(bound.search_dense(unit(1), 5, identity=Identity("acme"))) == 2
+        assert bound.update_access("d", "acme", ("board",)) == 2
+        assert bound.search_dense(unit(1), 5, identity=Identity("acme")) == []
+        assert len(bound.search_dense(unit(1), 5, identity=Identity("acme", groups=("board",)))) == 2
+        rec = bound.get_record("d")
+        assert rec is not None and rec.acl == ("board",)
+        assert bound.check_integrity() == []
+
+    def test_integrity_check_finds_inconsistencies(self, bound: Any) -> None:
+        self._put(bound, "d", [unit(1), unit(0, 1)])
+        assert bound.check_integrity() == []
+        bound.record(dataclasses.replace(record("d", 2), chunk_count=5))
+        assert any("indexed with 5 chunks" in p for p in bound.check_integrity())
+        bound.record(dataclasses.replace(record("d", 2), status=DocumentStatus.DELETED))
+        assert any("orphan chunks" in p for p in bound.check_integrity())
+
     def test_empty_store_search(self, bound: Any) -> None:
         assert bound.search_dense(unit(1), 5, identity=Identity()) == []
 

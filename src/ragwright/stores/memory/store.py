@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -73,6 +74,31 @@ class MemoryStore:
             if rec is not None:
                 self._records[document_id] = deleted_record(rec)
             return len(ids)
+
+    def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
+        with self._lock:
+            ids = self._by_doc.get(document_id, [])
+            for cid in ids:
+                self._chunks[cid] = self._chunks[cid].with_access(tenant, acl)
+            rec = self._records.get(document_id)
+            if rec is not None:
+                self._records[document_id] = dataclasses.replace(rec, tenant=tenant, acl=acl)
+            return len(ids)
+
+    def check_integrity(self) -> list[str]:
+        problems: list[str] = []
+        with self._lock:
+            for doc, ids in self._by_doc.items():
+                rec = self._records.get(doc)
+                if ids and (rec is None or rec.status is DocumentStatus.DELETED):
+                    problems.append(f"orphan chunks of {doc!r} (no live registry record)")
+            for doc, rec in self._records.items():
+                stored = len(self._by_doc.get(doc, ()))
+                if rec.status is DocumentStatus.INDEXED and stored != rec.chunk_count:
+                    problems.append(f"{doc!r} is indexed with {rec.chunk_count} chunks but {stored} are stored")
+            if len(self._bm25) != len(self._chunks) or any(cid not in self._bm25 for cid in self._chunks):
+                problems.append("the keyword index is out of step with the stored chunks")
+        return problems
 
     def record(self, record: DocumentRecord) -> None:
         with self._lock:

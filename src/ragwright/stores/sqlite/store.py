@@ -196,6 +196,52 @@ class SqliteStore(SqliteSearch):
             self._sync_keyword(in_sync, ids, [])
         return len(ids)
 
+    def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
+        """Re-sync a document's tenant and ACL onto its chunks and record; no vector is touched."""
+        with self._lock:
+            in_sync = self._keyword_in_sync()
+            with self._transaction():
+                cur = self._conn.execute(
+                    "UPDATE chunks SET tenant = ?, acl = ? WHERE document_id = ?",
+                    (tenant, json.dumps(list(acl)), document_id),
+                )
+                self._conn.execute(
+                    "UPDATE documents SET tenant = ?, acl = ? WHERE document_id = ?",
+                    (tenant, json.dumps(list(acl)), document_id),
+                )
+                self._local_writes += 1
+            self._sync_keyword(in_sync, [], [])
+        return int(cur.rowcount)
+
+    def check_integrity(self) -> list[str]:
+        """Problems found (empty when consistent): orphan chunks, indexed documents whose chunk count is
+        wrong, vectors of the wrong size, a keyword index out of step with the chunks."""
+        problems: list[str] = []
+        with self._lock:
+            for (doc,) in self._conn.execute(
+                "SELECT DISTINCT c.document_id FROM chunks c LEFT JOIN documents d ON d.document_id = c.document_id "
+                "WHERE d.document_id IS NULL OR d.status = 'deleted'"
+            ):
+                problems.append(f"orphan chunks of {doc!r} (no live registry record)")
+            for doc, expected, actual in self._conn.execute(
+                "SELECT d.document_id, d.chunk_count, COUNT(c.rowid) FROM documents d "
+                "LEFT JOIN chunks c ON c.document_id = d.document_id WHERE d.status = 'indexed' "
+                "GROUP BY d.document_id HAVING COUNT(c.rowid) != d.chunk_count"
+            ):
+                problems.append(f"{doc!r} is indexed with {expected} chunks but {actual} are stored")
+            bound = self.embedding_model
+            if bound is not None:
+                (bad,) = self._conn.execute(
+                    "SELECT COUNT(*) FROM chunks WHERE length(vector) != ?", (bound[1] * 4,)
+                ).fetchone()
+                if bad:
+                    problems.append(f"{bad} chunks have vectors of the wrong size")
+            ids = {r[0] for r in self._conn.execute("SELECT chunk_id FROM chunks")}
+            index = self._keyword_index()
+            if len(index) != len(ids) or any(cid not in index for cid in ids):
+                problems.append("the keyword index is out of step with the stored chunks")
+        return problems
+
     def _version(self) -> tuple[int, int]:
         return (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
 

@@ -1,0 +1,103 @@
+"""Shared pieces of the ``ragwright`` command: state, option parsing, error handling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ragwright.errors import ConfigError, RagwrightError
+
+DEFAULT_STORE = Path(".ragwright") / "store.db"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+MODES: dict[str, dict[str, Any]] = {
+    "hybrid": {"use_hybrid_search": True},
+    "dense": {"use_hybrid_search": False},
+    "bm25": {"use_dense_search": False, "use_keyword_search": True},
+}
+
+
+class State:
+    def __init__(self, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str) -> None:
+        self.store, self.as_json, self.debug, self.embedder = store, as_json, debug, embedder
+        self.analyzer = analyzer
+
+    def open(self, *, must_exist: bool) -> Any:
+        if must_exist and not self.store.exists():
+            raise ConfigError(f"no store at {self.store}; ingest something first (ragwright ingest PATH)")
+        from ragwright.models.embedders import load_embedder
+        from ragwright.rag import Rag
+        from ragwright.stores.sqlite import SqliteStore
+
+        store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
+        spec = self.embedder or spec_for(store.embedding_model)
+        try:
+            return Rag(store, load_embedder(spec))
+        except BaseException:
+            store.close()
+            raise
+
+    def emit(self, payload: dict[str, Any], human: Callable[[], None]) -> None:
+        if self.as_json:
+            click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        else:
+            human()
+
+
+def spec_for(bound: tuple[str, int] | None) -> str:
+    """The embedder a store was built with, when the CLI knows it by name; else the default."""
+    if bound is not None and bound[0].startswith("wordllama"):
+        return "wordllama"
+    return "default"
+
+
+def parse_filters(pairs: tuple[str, ...]) -> dict[str, Any] | None:
+    """``key=value`` pairs; values are read as JSON when they parse (3 → number, "3" → string)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--filter {pair!r} must look like key=value (e.g. department=finance, page=3)")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        out[key] = value
+    return out or None
+
+
+@contextmanager
+def errors(debug: bool) -> Iterator[None]:
+    try:
+        yield
+    except (RagwrightError, OSError) as exc:
+        if debug:
+            raise
+        message = str(exc) if isinstance(exc, RagwrightError) else f"{exc.strerror or exc}: {exc.filename or ''}"
+        click.echo(f"error: {message}", err=True)
+        sys.exit(2)
+    except Exception as exc:
+        if debug:
+            raise
+        click.echo(f"error: internal error {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
+        sys.exit(1)
+
+
+def command(func: F) -> F:
+    """Run a command body inside the error handler."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        state: State = click.get_current_context().obj
+        with errors(state.debug):
+            return func(state, *args, **kwargs)
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper  # type: ignore[return-value]

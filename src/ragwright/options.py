@@ -351,15 +351,33 @@ class RagOptions(_OptionsBase):
 
 @dataclass(frozen=True)
 class ChunkingOptions(_OptionsBase):
-    """Options of the structure-aware chunker.
+    """Options of the chunkers (seed 003 §4–5).
 
-    ``max_tokens`` is the budget per chunk; the effective budget is never larger than the embedder's
-    window (the chunker asks the embedder), so no chunk is silently truncated when embedded.
+    * ``max_tokens``: the budget per chunk in ``cl100k_base`` tokens (section prefix and overlap
+      included). Independently, no chunk ever exceeds the embedder's window in the embedder's own
+      tokens (the chunker asks the embedder), so nothing is silently truncated when embedded.
+    * ``min_tokens``: the smallest chunk the recursive and semantic chunkers make on purpose (tiny
+      segments are merged into a neighbour within their section); a short section stays short.
+    * ``prefix_section_path``: embed ``"A > B"`` before the chunk text (the displayed text is the chunk).
+    * ``strategy``: ``"structural"`` (default), ``"recursive"`` or ``"semantic"`` (see :func:`make_chunker`).
+    * ``overlap``: ``"none"`` (default: chunks link to their neighbours, retrieval expands),
+      ``"sentences"`` (repeat the last ``overlap_sentences`` sentences of the previous chunk) or
+      ``"tokens"`` (repeat about ``overlap_tokens`` cl100k tokens, starting at a word). Overlap never
+      crosses a heading; each chunk records the repeated prefix length in ``metadata["overlap_chars"]``.
+    * ``breakpoint_percentile``: the semantic chunker splits where the distance between neighbouring
+      sentence windows is above this percentile of the document's distances; ``sentence_buffer``
+      neighbours on each side of a sentence are embedded with it.
     """
 
     max_tokens: int = 400
     min_tokens: int = 16
     prefix_section_path: bool = True
+    strategy: Literal["structural", "recursive", "semantic"] = "structural"
+    overlap: Literal["none", "sentences", "tokens"] = "none"
+    overlap_sentences: int = 1
+    overlap_tokens: int = 40
+    breakpoint_percentile: float = 90.0
+    sentence_buffer: int = 1
 
     def __post_init__(self) -> None:
         check_int("max_tokens", self.max_tokens, minimum=16)
@@ -367,6 +385,19 @@ class ChunkingOptions(_OptionsBase):
         if self.min_tokens >= self.max_tokens:
             raise ConfigError.invalid("min_tokens", self.min_tokens, f"an integer < max_tokens ({self.max_tokens})")
         check_bool("prefix_section_path", self.prefix_section_path)
+        check_choice("strategy", self.strategy, ("structural", "recursive", "semantic"))
+        check_choice("overlap", self.overlap, ("none", "sentences", "tokens"))
+        if not _is_int(self.overlap_sentences) or not 1 <= self.overlap_sentences <= 2:
+            raise ConfigError.invalid("overlap_sentences", self.overlap_sentences, "an integer from 1 to 2")
+        check_int("overlap_tokens", self.overlap_tokens, minimum=1)
+        limit = self.max_tokens // 2
+        if self.overlap == "tokens" and self.overlap_tokens > limit:
+            raise ConfigError.invalid(
+                "overlap_tokens", self.overlap_tokens, f"an integer from 1 to max_tokens // 2 ({limit})"
+            )
+        check_float("breakpoint_percentile", self.breakpoint_percentile, lo=0.0, hi=100.0, lo_open=True)
+        if not _is_int(self.sentence_buffer) or not 0 <= self.sentence_buffer <= 3:
+            raise ConfigError.invalid("sentence_buffer", self.sentence_buffer, "an integer from 0 to 3")
 
 
 @dataclass(frozen=True)
@@ -424,6 +455,8 @@ class ParseOptions(_OptionsBase):
 class IngestOptions(_OptionsBase):
     """Options of an ingestion run: embedding batch size, deletion reconciliation, parsing limits.
 
+    ``queue_size`` bounds how many parsed documents may wait for the embedder (backpressure).
+
     ``delete_missing`` is sync mode: documents once listed under a folder or corpus and now absent are
     removed with every trace. Off by default (``ragwright ingest --sync`` / ``Rag.ingest(..., sync=True)``).
     """
@@ -431,9 +464,11 @@ class IngestOptions(_OptionsBase):
     batch_size: int = 64
     delete_missing: bool = False
     parse: ParseOptions = field(default_factory=ParseOptions)
+    queue_size: int = 256
 
     def __post_init__(self) -> None:
         check_int("batch_size", self.batch_size, minimum=1)
+        check_int("queue_size", self.queue_size, minimum=1)
         check_bool("delete_missing", self.delete_missing)
         if not isinstance(self.parse, ParseOptions):
             raise ConfigError.invalid("parse", self.parse, "a ParseOptions")

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from queue import Full, Queue
 from typing import Any, Protocol
 
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
@@ -44,6 +46,22 @@ class Chunker(Protocol):
     def version(self) -> str: ...
 
     def chunk(self, document: Document) -> list[Chunk]: ...
+
+
+@dataclass
+class _Done:
+    """End of the producer's stream, with the error that stopped it, if any."""
+
+    error: BaseException | None = None
+
+
+def _put(queue: Queue[Any], entry: Any, stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            queue.put(entry, timeout=0.1)
+            return
+        except Full:
+            continue
 
 
 @dataclass
@@ -77,18 +95,48 @@ class IngestPipeline:
         access = (tenant, normalize_acl(acl))
         user_meta = {k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS}
         self.store.bind_embedder(self.embedder.name, self.embedder.dimension)
-        pending: list[_Pending] = []
         listed: set[str] = set()
-        total = len(source)
-        for done, item in enumerate(source.items(), start=1):
-            listed.add(item.document_id)
-            pending.extend(self._prepare(item, source.root, access, user_meta, report))
-            if pending and sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
-                self._flush(pending, report)
-                pending = []
-            if progress is not None:
-                progress(done, total)
-        self._flush(pending, report)
+        # Reading, parsing and chunking run on a producer thread while this thread embeds and writes:
+        # the embedder releases the GIL, so parsing the next documents overlaps with embedding these.
+        # The queue is bounded, so a slow embedder holds the producer back (backpressure).
+        queue: Queue[_Pending | _Done] = Queue(maxsize=self.options.queue_size)
+        stop = threading.Event()
+
+        def produce() -> None:
+            error: BaseException | None = None
+            try:
+                total = len(source)
+                for done, item in enumerate(source.items(), start=1):
+                    if stop.is_set():
+                        return
+                    listed.add(item.document_id)
+                    for entry in self._prepare(item, source.root, access, user_meta, report):
+                        _put(queue, entry, stop)
+                    if progress is not None:
+                        progress(done, total)
+            except BaseException as exc:  # re-raised on the calling thread
+                error = exc
+            finally:
+                _put(queue, _Done(error), stop)
+
+        producer = threading.Thread(target=produce, name="ragwright-ingest", daemon=True)
+        producer.start()
+        pending: list[_Pending] = []
+        try:
+            while True:
+                entry = queue.get()
+                if isinstance(entry, _Done):
+                    if entry.error is not None:
+                        raise entry.error
+                    break
+                pending.append(entry)
+                if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
+                    self._flush(pending, report)
+                    pending = []
+            self._flush(pending, report)
+        finally:
+            stop.set()
+            producer.join()
         if source.root is not None and (self.options.delete_missing if sync is None else sync):
             self._reconcile(source.root, listed, report)
         report.seconds = time.perf_counter() - started

@@ -78,10 +78,7 @@ def test_rag_options_forward_retrieval_fields() -> None:
 
 def test_inactive_options_are_reported() -> None:
     assert RetrievalOptions().inactive_requests() == []
-    assert RetrievalOptions(use_hybrid_search=True, use_mmr=True, use_crag=True).inactive_requests() == [
-        "use_crag",
-        "use_mmr",
-    ]
+    assert RetrievalOptions(use_hybrid_search=True, use_mmr=True, use_crag=True).inactive_requests() == ["use_crag"]
     assert "use_crag" in NOT_YET_ACTIVE
 
 

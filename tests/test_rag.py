@@ -142,3 +142,41 @@ def test_weighted_fusion_option(rag: Rag) -> None:
 
     results = rag.search("gift cards", ensemble=EnsembleOptions(method="weighted", bm25_weight=2.0))
     assert results[0].fusion == "weighted" and results[0].document_id == "refunds.md"
+
+
+def test_postprocessing_chain_through_the_facade() -> None:
+    r = Rag(MemoryStore(), HashingEmbedder())
+    docs = {f"d{i}.md": f"apples and oranges fruit basket number {i}".encode() for i in range(6)}
+    docs["dup.md"] = b"apples and oranges fruit basket number 0"
+    r.ingest(BytesSource(docs))
+    plain = r.search("apples oranges fruit", top_k=7, use_hybrid_search=False)
+    dedup = r.search("apples oranges fruit", top_k=7, use_hybrid_search=False, use_redundancy_filter=True)
+    assert len(dedup) == len(plain) - 1  # the duplicate text is gone
+    budget = r.search("apples oranges fruit", top_k=7, max_context_tokens=20)
+    assert 1 <= len(budget) < 7
+    reordered = r.search("apples oranges fruit", top_k=5, use_lost_in_the_middle_reordering=True)
+    ranked = r.search("apples oranges fruit", top_k=5)
+    assert reordered[0] == ranked[0] and reordered[-1] == ranked[1]
+    diverse = r.search("apples oranges fruit", top_k=3, use_mmr=True, mmr_lambda=0.3, use_hybrid_search=False)
+    assert len(diverse) == 3
+
+
+def test_reranker_over_fetches_and_can_be_switched_off() -> None:
+    class ByLength:
+        name = "by-length"
+
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        def score(self, query: str, passages: list[str]) -> list[float]:
+            self.seen.append(len(passages))
+            return [float(len(p)) for p in passages]
+
+    reranker = ByLength()
+    r = Rag(MemoryStore(), HashingEmbedder(), reranker=reranker)
+    r.ingest(BytesSource({f"d{i}.md": ("word " * (i + 1)).encode() for i in range(12)}))
+    top = r.search("word", top_k=2)
+    assert reranker.seen[-1] == 6  # candidate_count defaults to top_k × 3
+    assert [len(x.chunk.text) for x in top] == sorted((len(x.chunk.text) for x in top), reverse=True)
+    assert "rerank" in top[0].arms
+    assert "rerank" not in r.search("word", top_k=2, use_reranking=False)[0].arms

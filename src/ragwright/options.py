@@ -29,14 +29,7 @@ AnswerMode = Literal["extractive"]
 #: Options accepted now whose stage arrives with a later release; see the module docstring.
 NOT_YET_ACTIVE: Final = frozenset(
     {
-        "max_context_tokens",
         "use_sparse_search",
-        "use_lost_in_the_middle_reordering",
-        "use_redundancy_filter",
-        "redundancy_threshold",
-        "use_mmr",
-        "mmr_lambda",
-        "mmr_candidate_count",
         "use_adaptive_retrieval",
         "use_crag",
         "crag_score_threshold",
@@ -455,7 +448,9 @@ class ParseOptions(_OptionsBase):
 class IngestOptions(_OptionsBase):
     """Options of an ingestion run: embedding batch size, deletion reconciliation, parsing limits.
 
-    ``queue_size`` bounds how many parsed documents may wait for the embedder (backpressure).
+    ``queue_size`` bounds how many parsed documents may wait for the embedder (backpressure);
+    ``stage_raw`` keeps each file's raw bytes in the store by content hash (parsed documents are always
+    cached), so a new chunker or model re-runs without re-reading sources or re-running OCR.
 
     ``delete_missing`` is sync mode: documents once listed under a folder or corpus and now absent are
     removed with every trace. Off by default (``ragwright ingest --sync`` / ``Rag.ingest(..., sync=True)``).
@@ -465,10 +460,12 @@ class IngestOptions(_OptionsBase):
     delete_missing: bool = False
     parse: ParseOptions = field(default_factory=ParseOptions)
     queue_size: int = 256
+    stage_raw: bool = True
 
     def __post_init__(self) -> None:
         check_int("batch_size", self.batch_size, minimum=1)
         check_int("queue_size", self.queue_size, minimum=1)
+        check_bool("stage_raw", self.stage_raw)
         check_bool("delete_missing", self.delete_missing)
         if not isinstance(self.parse, ParseOptions):
             raise ConfigError.invalid("parse", self.parse, "a ParseOptions")

@@ -27,6 +27,7 @@ from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.options import ChunkingOptions, IngestOptions, RagOptions, RetrievalOptions
+from ragwright.postprocess.rerank import Reranker
 from ragwright.retrieve import Retriever
 from ragwright.sources import Source, open_source
 from ragwright.stores.base import Store
@@ -45,6 +46,7 @@ class Rag:
         chunking: ChunkingOptions | None = None,
         ingest_options: IngestOptions | None = None,
         identity: Identity | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         if store is None:
             from ragwright.stores.memory import MemoryStore
@@ -62,7 +64,7 @@ class Rag:
         self.identity = identity or Identity()
         self.chunker = StructuralChunker(embedder.count_tokens, embedder.max_tokens, chunking)
         self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options)
-        self.retriever = Retriever(store, embedder)
+        self.retriever = Retriever(store, embedder, reranker)
         self.answerer = ExtractiveAnswerer(embedder)
         store.bind_embedder(embedder.name, embedder.dimension)
 
@@ -265,6 +267,7 @@ def _accumulate(total: IngestReport, report: IngestReport) -> None:
     total.failed.extend(report.failed)
     total.chunks += report.chunks
     total.tokens_embedded += report.tokens_embedded
+    total.parse_cache_hits += report.parse_cache_hits
     total.seconds += report.seconds
     for stage, secs in report.stage_seconds.items():
         total.stage_seconds[stage] += secs

@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from ragwright._sync import to_thread
 from ragwright.errors import ConfigError
@@ -23,8 +24,19 @@ from ragwright.model.identity import Identity
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.options import EnsembleOptions, RetrievalOptions
+from ragwright.postprocess.budget import apply_budget
+from ragwright.postprocess.diversity import mmr, redundancy_filter
+from ragwright.postprocess.reorder import lost_in_the_middle
+from ragwright.postprocess.rerank import Reranker, rerank
 from ragwright.retrieve.fusion import Fused, rrf, weighted_score
 from ragwright.stores.base import Hit, KeywordSearch, VectorSearch
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+    Matrix = npt.NDArray[np.float32]
 
 log = logging.getLogger(__name__)
 _warned: set[str] = set()
@@ -43,8 +55,8 @@ def warn_inactive(names: list[str]) -> None:
 class Retriever:
     """Dense, keyword and hybrid retrieval over a store, under the caller's identity."""
 
-    def __init__(self, store: VectorSearch, embedder: Embedder) -> None:
-        self.store, self.embedder = store, embedder
+    def __init__(self, store: VectorSearch, embedder: Embedder, reranker: Reranker | None = None) -> None:
+        self.store, self.embedder, self.reranker = store, embedder, reranker
 
     async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
         if not isinstance(query, str) or not query.strip():
@@ -52,8 +64,10 @@ class Retriever:
         warn_inactive(options.inactive_requests())
         flt: Filter | None = options.metadata_filter  # type: ignore[assignment]  # normalised by the options
         arms = options.arms
-        depth = options.top_k if len(arms) == 1 else options.arm_candidates
-        tasks = [self._arm(arm, query, depth, options, identity, flt) for arm in arms]
+        pool = self._pool(options)
+        depth = pool if len(arms) == 1 else max(pool, options.arm_candidates)
+        query_vector: list[Vector] = []
+        tasks = [self._arm(arm, query, depth, options, identity, flt, query_vector) for arm in arms]
         hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
         if len(arms) == 1:
             (arm,) = arms
@@ -67,13 +81,63 @@ class Retriever:
             "retrieval_path: client arms=%s hits=%s", ",".join(arms), {a: len(h) for a, h in hits_per_arm.items()}
         )
         spec = options.filter
-        return list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), options.top_k))
+        results = list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), pool))
+        return await self._postprocess(query, results, options, query_vector)
+
+    def _pool(self, options: RetrievalOptions) -> int:
+        """How many candidates the post-processing stages need (over-fetch for rerank/MMR/redundancy)."""
+        pool = options.top_k
+        if self.reranker is not None and options.use_reranking:
+            pool = max(pool, options.effective_candidate_count)
+        if options.use_mmr:
+            pool = max(pool, options.mmr_candidate_count or options.top_k * 3)
+        if options.use_redundancy_filter:
+            pool = max(pool, options.top_k * 2)
+        return pool
+
+    async def _postprocess(
+        self, query: str, results: list[SearchResult], options: RetrievalOptions, query_vector: list[Vector]
+    ) -> list[SearchResult]:
+        """redundancy → MMR → rerank → trim to top_k → token budget → lost-in-the-middle (seed 000 order)."""
+        reranking = self.reranker is not None and options.use_reranking
+        if (options.use_redundancy_filter or options.use_mmr) and results:
+            vectors = await to_thread(self._vectors, results)
+            if options.use_redundancy_filter:
+                keep = redundancy_filter(vectors, options.redundancy_threshold)
+                results, vectors = [results[i] for i in keep], vectors[keep]
+            if options.use_mmr:
+                qv = query_vector[0] if query_vector else await to_thread(self.embedder.embed_query, query)
+                picked = mmr(qv, vectors, len(results) if reranking else options.top_k, options.mmr_lambda)
+                results = [results[i] for i in picked]
+        if reranking and self.reranker is not None:
+            results = await to_thread(rerank, self.reranker, query, results)
+        results = results[: options.top_k]
+        results = apply_budget(results, lambda r: r.chunk.text, options.max_context_tokens)
+        if options.use_lost_in_the_middle_reordering:
+            results = lost_in_the_middle(results)
+        return results
+
+    def _vectors(self, results: Sequence[SearchResult]) -> Matrix:
+        import numpy as np
+
+        stored = self.store.get_vectors([r.chunk_id for r in results])  # type: ignore[attr-defined]
+        missing = [r.chunk.text_for_embedding for r in results if r.chunk_id not in stored]
+        fresh = iter(self.embedder.embed_documents(missing)) if missing else iter(())
+        return np.stack([stored[r.chunk_id] if r.chunk_id in stored else next(fresh) for r in results])
 
     async def _arm(
-        self, arm: str, query: str, depth: int, options: RetrievalOptions, identity: Identity, flt: Filter | None
+        self,
+        arm: str,
+        query: str,
+        depth: int,
+        options: RetrievalOptions,
+        identity: Identity,
+        flt: Filter | None,
+        query_vector: list[Vector],
     ) -> list[Hit]:
         if arm == "dense":
             vector = await to_thread(self.embedder.embed_query, query)
+            query_vector.append(vector)
             return await to_thread(
                 self.store.search_dense,
                 vector,

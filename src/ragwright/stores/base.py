@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragwright.model.chunk import Chunk
+from ragwright.model.document import Document
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
@@ -64,6 +65,10 @@ class ChunkStore(Protocol):
 
     def count_chunks(self) -> int: ...
 
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by chunk id (no security filter: callers pass ids they already retrieved)."""
+        ...
+
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         """Re-sync a document's tenant and ACL onto its chunks and record (no re-embedding)."""
         ...
@@ -84,6 +89,21 @@ class Registry(Protocol):
     def get_record(self, document_id: str) -> DocumentRecord | None: ...
 
     def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]: ...
+
+
+@runtime_checkable
+class Staging(Protocol):
+    """Raw bytes and parsed documents kept by content hash (a new chunker or model never re-parses)."""
+
+    def stage(self, content_hash: str, data: bytes) -> None: ...
+
+    def staged(self, content_hash: str) -> bytes | None: ...
+
+    def cache_parsed(self, content_hash: str, parser_version: str, document: Document) -> None: ...
+
+    def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None: ...
+
+    def prune_staging(self) -> int: ...
 
 
 @runtime_checkable
@@ -134,5 +154,5 @@ class EmbeddingInfo(Protocol):
     def bind_embedder(self, name: str, dimension: int) -> None: ...
 
 
-class Store(ChunkStore, Registry, VectorSearch, KeywordSearch, EmbeddingInfo, Protocol):
+class Store(ChunkStore, Registry, Staging, VectorSearch, KeywordSearch, EmbeddingInfo, Protocol):
     """Everything the pipeline needs from a store."""

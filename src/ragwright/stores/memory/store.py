@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragwright.model.chunk import Chunk
+from ragwright.model.document import Document
 from ragwright.model.filters import Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
@@ -32,6 +33,8 @@ class MemoryStore:
         self._by_doc: dict[str, list[str]] = {}
         self._records: dict[str, DocumentRecord] = {}
         self._embedder: tuple[str, int] | None = None
+        self._staged: dict[str, bytes] = {}
+        self._parsed: dict[tuple[str, str], Document] = {}
 
     # -- embedding model guard -------------------------------------------------------------
     def bind_embedder(self, name: str, dimension: int) -> None:
@@ -74,6 +77,33 @@ class MemoryStore:
             if rec is not None:
                 self._records[document_id] = deleted_record(rec)
             return len(ids)
+
+    def stage(self, content_hash: str, data: bytes) -> None:
+        with self._lock:
+            self._staged.setdefault(content_hash, bytes(data))
+
+    def staged(self, content_hash: str) -> bytes | None:
+        with self._lock:
+            return self._staged.get(content_hash)
+
+    def cache_parsed(self, content_hash: str, parser_version: str, document: Document) -> None:
+        with self._lock:
+            self._parsed[(content_hash, parser_version)] = document
+
+    def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None:
+        with self._lock:
+            return self._parsed.get((content_hash, parser_version))
+
+    def prune_staging(self) -> int:
+        with self._lock:
+            live = {r.content_hash for r in self._records.values() if r.status is not DocumentStatus.DELETED}
+            gone = [h for h in self._staged if h not in live] + [k for k in self._parsed if k[0] not in live]
+            for h in gone:
+                if isinstance(h, tuple):
+                    self._parsed.pop(h, None)
+                else:
+                    self._staged.pop(h, None)
+            return len(gone)
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         with self._lock:
@@ -122,6 +152,10 @@ class MemoryStore:
     def document_chunks(self, document_id: str) -> list[Chunk]:
         with self._lock:
             return [self._chunks[cid] for cid in self._by_doc.get(document_id, ())]
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        with self._lock:
+            return {cid: self._vectors[cid] for cid in chunk_ids if cid in self._vectors}
 
     def count_chunks(self) -> int:
         with self._lock:

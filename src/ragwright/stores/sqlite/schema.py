@@ -58,6 +58,17 @@ SCHEMA: Final = (
     )""",
     "CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, position)",
     "CREATE INDEX IF NOT EXISTS chunks_tenant ON chunks(tenant)",
+    """CREATE TABLE IF NOT EXISTS staged (
+        content_hash TEXT PRIMARY KEY,
+        data BLOB NOT NULL,
+        size INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS parsed (
+        content_hash TEXT NOT NULL,
+        parser_version TEXT NOT NULL,
+        document TEXT NOT NULL,
+        PRIMARY KEY (content_hash, parser_version)
+    )""",
 )
 
 

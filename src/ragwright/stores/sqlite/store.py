@@ -15,12 +15,14 @@ import json
 import logging
 import sqlite3
 import threading
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
 from ragwright.model.chunk import Chunk
+from ragwright.model.document import Document
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
@@ -110,8 +112,8 @@ class SqliteStore(SqliteSearch):
                         stored,
                         collection,
                     )
-                    conn.execute("DELETE FROM chunks")
-                    conn.execute("DELETE FROM documents")
+                    for table in ("chunks", "documents", "staged", "parsed"):
+                        conn.execute(f"DELETE FROM {table}")
                     conn.execute("DELETE FROM rag_metadata WHERE key IN ('embedding_model','embedding_dimension')")
                 self._set_meta("collection", collection)
 
@@ -195,6 +197,44 @@ class SqliteStore(SqliteSearch):
                 self._local_writes += 1
             self._sync_keyword(in_sync, ids, [])
         return len(ids)
+
+    # -- staging: raw bytes and parsed documents by content hash ------------------------------------------
+    def stage(self, content_hash: str, data: bytes) -> None:
+        """Keep the raw bytes of a source document (compressed) so a re-run never re-reads the source."""
+        with self._transaction():
+            self._conn.execute(
+                "INSERT OR IGNORE INTO staged(content_hash, data, size) VALUES (?, ?, ?)",
+                (content_hash, zlib.compress(data, 6), len(data)),
+            )
+
+    def staged(self, content_hash: str) -> bytes | None:
+        with self._lock:
+            row = self._conn.execute("SELECT data FROM staged WHERE content_hash = ?", (content_hash,)).fetchone()
+        return None if row is None else zlib.decompress(row[0])
+
+    def cache_parsed(self, content_hash: str, parser_version: str, document: Document) -> None:
+        """Keep a parsed document, so a new chunker or embedding model re-runs without parsing (or OCR)."""
+        with self._transaction():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO parsed(content_hash, parser_version, document) VALUES (?, ?, ?)",
+                (content_hash, parser_version, json.dumps(document.to_dict(), default=str)),
+            )
+
+    def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT document FROM parsed WHERE content_hash = ? AND parser_version = ?",
+                (content_hash, parser_version),
+            ).fetchone()
+        return None if row is None else Document.from_dict(json.loads(row[0]))
+
+    def prune_staging(self) -> int:
+        """Drop staged bytes and parsed documents no live registry record refers to."""
+        live = "SELECT content_hash FROM documents WHERE status != 'deleted'"
+        with self._transaction():
+            a = self._conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({live})").rowcount
+            b = self._conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({live})").rowcount
+        return int(a + b)
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         """Re-sync a document's tenant and ACL onto its chunks and record; no vector is touched."""
@@ -321,6 +361,17 @@ class SqliteStore(SqliteSearch):
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position", (document_id,)
             ).fetchall()
         return [chunk_from_row(r) for r in rows]
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by chunk id (for redundancy filtering and MMR)."""
+        import numpy as np
+
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT chunk_id, vector FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(chunk_ids)),),
+            ).fetchall()
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
 
     def count_chunks(self) -> int:
         with self._lock:

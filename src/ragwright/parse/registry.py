@@ -55,9 +55,10 @@ def parser_version_for(data: bytes, name_hint: str = "") -> str:
     if fmt not in _PARSERS:
         return f"{fmt}/none"
     try:
-        return str(_module(fmt).VERSION)
+        module = _module(fmt)
     except ParseError:
         return f"{fmt}/none"
+    return str(getattr(module, "CSV_VERSION" if fmt == "csv" else "VERSION"))
 
 
 def _run(

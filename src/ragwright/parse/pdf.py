@@ -1,0 +1,384 @@
+"""PDF: text with reading order, paragraphs, headings, ruled tables, metadata, OCR for scanned pages.
+
+Built on pypdfium2 (Apache-2.0/BSD, fast): the page text comes out in one call per page and only two
+character boxes per line are read; structure (geometry, object scan, layout) costs about as much
+again as plain pdfium text extraction (``benchmarks/parse_speed.py --breakdown``). pdfplumber is
+not used: on the corpus its table finder missed or mangled three of four ruled tables and took
+50-400 ms a page. The steps:
+
+1. open (the empty password is tried by pdfium itself, then ``ParseOptions.pdf_password``);
+2. per page: lines with geometry (:mod:`~ragwright.parse.pdf_layout`), ruled tables
+   (:mod:`~ragwright.parse.pdf_tables`, only on pages that draw rules), scanned or garbage-OCR pages
+   rendered and sent to OCR (:mod:`~ragwright.parse.ocr`);
+3. running headers/footers removed (lines repeating, modulo digits, at the top/bottom of pages);
+4. reading order by columns and bands, paragraphs, list items, de-hyphenation
+   (:mod:`~ragwright.parse.pdf_order`);
+5. headings by font size (levels by size rank), the title from the largest text on page 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import Counter
+from typing import Any
+
+from ragwright._deps import require
+from ragwright.errors import LimitExceeded, ParseError
+from ragwright.model.document import Document, Element, ElementKind
+from ragwright.options import ParseOptions
+from ragwright.parse import ocr as _ocr
+from ragwright.parse.pdf_layout import Line, extract_lines, read_text
+from ragwright.parse.pdf_meta import document_metadata
+from ragwright.parse.pdf_order import Block, reading_groups, running_lines, split_blocks
+from ragwright.parse.pdf_tables import Graphics, Table, find_tables, scan_graphics
+
+__all__ = ["VERSION", "parse_pdf"]
+
+VERSION = "pdf/1"
+_log = logging.getLogger(__name__)
+_PDFIUM_LOCK = threading.RLock()
+
+_ERR_PASSWORD = 4
+_ERR_REASONS = {
+    1: "unknown pdfium error",
+    2: "the file could not be read",
+    3: "the file is not a PDF or its structure is damaged beyond repair (pdfium: data format error)",
+    5: "it uses an unsupported security handler",
+    6: "its page tree is damaged",
+}
+_SCANNED_CHARS = 20
+_GARBAGE_QUALITY = 0.8  # an invisible OCR text layer scoring below this is re-OCRed (or flagged)
+_LEADER = re.compile(r"(?:\.\s?){4,}\s*\S{1,6}$")
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+_OCR_HINT = "enable OCR with pip install 'ragwright[ocr]'"
+
+
+class _Page:
+    __slots__ = ("attributes", "height", "lines", "number", "ocr", "tables", "width")
+
+    def __init__(self, number: int, width: float, height: float) -> None:
+        self.number = number
+        self.width = width
+        self.height = height
+        self.lines: list[Line] = []
+        self.tables: list[Table] = []
+        self.ocr: dict[str, Any] | None = None  # OCR provenance when the page's text came from OCR
+        self.attributes: dict[str, Any] = {}  # facts every element of the page carries (poor text layer)
+
+
+def parse_pdf(
+    document_id: str, data: bytes, *, source: str | None = None, options: ParseOptions | None = None
+) -> Document:
+    """Parse PDF bytes into a :class:`Document` (see the module docstring for the steps)."""
+    options = options or ParseOptions()
+    if not data or not data.strip():
+        raise ParseError("empty file: the PDF has no content (0 bytes)")
+    if len(data) > options.max_file_bytes:
+        raise LimitExceeded(
+            f"the PDF has {len(data)} bytes, more than max_file_bytes={options.max_file_bytes}; "
+            "raise ParseOptions(max_file_bytes=...) to parse it"
+        )
+    pdfium = require("pypdfium2", "pdf", "PDF parsing")
+    raw = require("pypdfium2.raw", "pdf", "PDF parsing")
+    warnings: list[str] = []
+    with _PDFIUM_LOCK:  # pdfium is not thread-safe, not even across documents
+        pdf = _open(pdfium, data, options.pdf_password)
+        try:
+            count = len(pdf)
+            if count > options.max_pages:
+                raise LimitExceeded(
+                    f"the PDF has {count} pages, more than max_pages={options.max_pages}; "
+                    "raise ParseOptions(max_pages=...) to parse it"
+                )
+            metadata = document_metadata(pdf, raw, count)
+            pages = [_read_page_safely(raw, pdf, i, options, warnings) for i in range(count)]
+        finally:
+            pdf.close()
+    _strip_running_lines(pages)
+    elements = _elements(pages)
+    ocr_pages = sum(1 for p in pages if p.ocr)
+    if ocr_pages:
+        metadata["ocr_pages"] = ocr_pages
+    if not elements:
+        if any("scanned" in w or "OCR" in w for w in warnings):
+            raise ParseError(f"no text: probably scanned (image-only); {' | '.join(warnings)}")
+        raise ParseError("no text: the PDF has no extractable text on any page")
+    title = metadata.get("title") or next((e.text for e in elements if e.kind is ElementKind.TITLE), None)
+    return Document(
+        id=document_id,
+        elements=tuple(elements),
+        title=title,
+        source=source,
+        mime_type="application/pdf",
+        metadata=metadata,
+        warnings=tuple(warnings),
+    )
+
+
+def _open(pdfium: Any, data: bytes, password: str | None) -> Any:
+    """Open the document: pdfium tries the empty user password itself, then *password*."""
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        if code != _ERR_PASSWORD:
+            raise ParseError(f"corrupt PDF: {_ERR_REASONS.get(code or 1, str(exc))}") from exc
+    if password is None:
+        raise ParseError("encrypted: the PDF is password-protected; pass ParseOptions(pdf_password=...)")
+    try:
+        return pdfium.PdfDocument(data, password=password)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == _ERR_PASSWORD:
+            raise ParseError("encrypted: the password in ParseOptions(pdf_password=...) is wrong for this PDF") from exc
+        raise ParseError(f"corrupt PDF: {exc}") from exc
+
+
+def _read_page_safely(raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str]) -> _Page:
+    """One damaged page must not fail the document: it is skipped with a warning (event ``pdf_page_failed``)."""
+    try:
+        return _read_page(raw, pdf, index, options, warnings)
+    except Exception as exc:
+        _log.warning("pdf_page_failed", extra={"page": index + 1, "error": repr(exc)})
+        warnings.append(f"page {index + 1} could not be read ({type(exc).__name__}: {exc}) and was skipped")
+        return _Page(index + 1, 0.0, 0.0)
+
+
+def _read_page(raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str]) -> _Page:
+    """Lines and tables of one page; routes scanned pages and garbage OCR layers to OCR."""
+    handle = raw.FPDF_LoadPage(pdf.raw, index)
+    if not handle:
+        warnings.append(f"page {index + 1} could not be loaded and was skipped")
+        return _Page(index + 1, 0.0, 0.0)
+    page = _Page(index + 1, float(raw.FPDF_GetPageWidthF(handle)), float(raw.FPDF_GetPageHeightF(handle)))
+    graphics: Graphics | None = None
+    reason = ""
+    try:
+        textpage = raw.FPDFText_LoadPage(handle)
+        if not textpage:
+            raise RuntimeError("pdfium could not read the page's text")
+        try:
+            text = read_text(raw, textpage)
+            page.lines = extract_lines(raw, textpage, text) if text.strip() else []
+            letters = sum(len(ln.text) for ln in page.lines)
+            others = int(raw.FPDFPage_CountObjects(handle)) - (
+                int(raw.FPDFText_CountRects(textpage, 0, -1)) if text else 0
+            )
+            if others > 0:
+                graphics = scan_graphics(raw, handle, page.width, page.height)
+                if len(graphics.hrules) >= 2 and page.lines:
+                    page.tables = find_tables(raw, textpage, text, page.lines, graphics)
+        finally:
+            raw.FPDFText_ClosePage(textpage)
+        if graphics is not None and graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
+            reason = "scanned"
+        elif graphics is not None and graphics.image_cover >= 0.5 and _invisible_share(raw, handle) >= 0.5:
+            quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
+            if quality < _GARBAGE_QUALITY:
+                reason = f"garbage:{quality:.2f}"
+    finally:
+        raw.FPDF_ClosePage(handle)
+    if reason:
+        _route_to_ocr(pdf, page, graphics, reason, options, warnings)
+    return page
+
+
+def _invisible_share(raw: Any, handle: Any) -> float:
+    """Share of text objects drawn invisibly (render mode 3): the mark of an OCR text layer."""
+    seen = invisible = 0
+    for i in range(int(raw.FPDFPage_CountObjects(handle))):
+        obj = raw.FPDFPage_GetObject(handle, i)
+        if raw.FPDFPageObj_GetType(obj) == 1:
+            seen += 1
+            invisible += int(raw.FPDFTextObj_GetTextRenderMode(obj)) == 3
+            if seen >= 200:
+                break
+    return invisible / seen if seen else 0.0
+
+
+def _route_to_ocr(
+    pdf: Any, page: _Page, graphics: Graphics | None, reason: str, options: ParseOptions, warnings: list[str]
+) -> None:
+    """OCR a scanned page (or one with a garbage text layer); flag it when OCR is off or unsure.
+
+    Whatever text layer the page has is kept when OCR cannot do better (off, no engine, failure,
+    nothing recognised, confidence below ``ocr_min_confidence``); an image-only page then has none.
+    """
+    n = page.number
+    layer = sum(len(ln.text) for ln in page.lines)
+    if reason.startswith("garbage"):
+        problem = f"page {n} has a poor OCR text layer (quality {reason.split(':')[1]})"
+    elif layer:
+        problem = f"page {n} is a scanned image with only {layer} characters of text"
+    else:
+        problem = f"page {n} has no text layer (probably scanned)"
+    kept = "; its text layer was kept" if layer else ""
+    if reason.startswith("garbage"):
+        page.attributes = {"text_layer_quality": float(reason.split(":")[1])}
+    engine = _ocr.get_engine() if options.ocr else None
+    if engine is None:
+        hint = "OCR is off (ParseOptions(ocr=False))" if not options.ocr else _OCR_HINT
+        warnings.append(f"{problem}{kept}; {hint}")
+        return
+    try:
+        lines, confidence = _ocr_lines(pdf, page, graphics, engine)
+    except Exception as exc:  # an engine failure must not fail the document
+        _log.warning("ocr_failed", extra={"page": n, "engine": engine.name, "error": repr(exc)})
+        warnings.append(f"{problem}; OCR with {engine.name} failed ({exc!r}){kept}")
+        return
+    if not lines:
+        warnings.append(f"{problem}; OCR ({engine.name}) found no text{kept}")
+        return
+    if confidence < options.ocr_min_confidence:
+        warnings.append(
+            f"{problem}; OCR confidence {confidence:.2f} is below ocr_min_confidence={options.ocr_min_confidence}, "
+            f"so the OCR text is not indexed{kept}"
+        )
+        return
+    page.lines, page.tables, page.attributes = lines, [], {}
+    page.ocr = {"ocr": True, "engine": engine.name, "confidence": round(confidence, 3)}
+
+
+def _ocr_lines(pdf: Any, page: _Page, graphics: Graphics | None, engine: _ocr.OcrEngine) -> tuple[list[Line], float]:
+    """Render the page near the scan's own resolution (at most 2000 px a side) and OCR it."""
+    native = graphics.image_px if graphics is not None and graphics.image_px > 0 else 200 / 72
+    longest = max(page.width, page.height, 1.0)
+    scale = max(1.0, min(native, 3.0, 2000 / longest))
+    handle = pdf[page.number - 1]
+    try:
+        image = handle.render(scale=scale).to_pil()
+    finally:
+        handle.close()
+    height = image.size[1] / scale
+    lines: list[Line] = []
+    weight = total = 0.0
+    for o in engine.recognize(image):
+        ln = Line(
+            o.text, o.x0 / scale, height - o.y1 / scale, o.x1 / scale, height - o.y0 / scale, (o.y1 - o.y0) / scale
+        )
+        ln.confidence = o.confidence
+        lines.append(ln)
+        weight += len(o.text)
+        total += o.confidence * len(o.text)
+    return lines, (total / weight if weight else 0.0)
+
+
+def _strip_running_lines(pages: list[_Page]) -> None:
+    """Remove page numbers and running headers/footers (see :func:`pdf_order.running_lines`)."""
+    drop = running_lines([(p.number, p.height, p.lines) for p in pages])
+    if drop:
+        for page in pages:
+            page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _elements(pages: list[_Page]) -> list[Element]:
+    """Blocks of every page in reading order, classified into typed elements."""
+    weights: Counter[float] = Counter()
+    for page in pages:
+        for ln in page.lines:
+            weights[round(ln.size * 2) / 2] += len(ln.text)
+    body = weights.most_common(1)[0][0] if weights else 10.0
+    per_page: list[tuple[_Page, list[Block]]] = []
+    for page in pages:
+        items = list(page.lines)
+        for t in page.tables:
+            stand_in = Line(t.markdown(), t.x0, t.y0, t.x1, t.y1, 10.0)
+            stand_in.table = t
+            items.append(stand_in)
+        blocks = [b for g in reading_groups(items) for b in split_blocks(g, body)]
+        per_page.append((page, blocks))
+    return _classify(per_page, body)
+
+
+def _classify(per_page: list[tuple[_Page, list[Block]]], body: float) -> list[Element]:
+    # OCR boxes are too uneven for font-size headings: OCR pages give paragraphs and list items
+    kinds = {id(b): k for p, bs in per_page if not p.ocr for b in bs if (k := _heading_kind(b, body))}
+    heads = [b for _, bs in per_page for b in bs if kinds.get(id(b)) == "size"]
+    title: Block | None = None
+    first_page = [b for b in heads if b in per_page[0][1]] if per_page else []
+    if first_page:
+        top = max(first_page, key=lambda b: b.size)
+        if top.size >= 1.25 * body and top.top >= 0.5 * per_page[0][0].height:
+            title = top
+    levels = _levels([b.size for b in heads if b is not title])
+    deepest = max(levels.values(), default=0)
+    out: list[Element] = []
+    for page, blocks in per_page:
+        attrs = dict(page.ocr) if page.ocr else dict(page.attributes)
+        for i, b in enumerate(blocks):
+            text = b.text.strip()
+            if not text:
+                continue
+            extra = dict(attrs)
+            if page.ocr:
+                extra["confidence"] = round(sum(ln.confidence for ln in b.lines) / len(b.lines), 3)
+            if b is title:
+                out.append(Element(ElementKind.TITLE, text, page=page.number, attributes=extra))
+            elif b.kind == "table":
+                out.extend(_table_elements(b.lines[0].table, blocks, i, page.number))
+            elif id(b) in kinds:
+                if kinds[id(b)] == "size":
+                    level = levels.get(round(b.size, 1), 1)
+                else:
+                    numbered = _NUMBERED.match(text)
+                    level = min(numbered.group(1).count(".") + 1, 6) if numbered else min(deepest + 1, 6)
+                out.append(Element(ElementKind.HEADING, text, level=level, page=page.number, attributes=extra))
+            elif b.kind == "list_item":
+                out.append(Element(ElementKind.LIST_ITEM, text, level=1, page=page.number, attributes=extra))
+            else:
+                out.append(Element(ElementKind.PARAGRAPH, text, page=page.number, attributes=extra))
+    return out
+
+
+def _heading_kind(b: Block, body: float) -> str | None:
+    """``"size"`` for text clearly larger than the body, ``"bold"`` for a short bold line, else None."""
+    if b.kind != "paragraph" or b.vertical or len(b.lines) > 4:
+        return None
+    text = b.text
+    if not any(c.isalpha() for c in text) or _LEADER.search(text):
+        return None
+    if b.size >= 1.15 * body and len(text) <= 250:
+        return "size"
+    if (
+        b.bold
+        and len(b.lines) <= 2
+        and len(text) <= 150
+        and b.size >= 0.9 * body
+        and not text.endswith((".", ",", ";"))
+    ):
+        return "bold"
+    return None
+
+
+def _levels(sizes: list[float]) -> dict[float, int]:
+    """Heading level by size rank: the largest size is level 1; sizes within 6 % share a level."""
+    levels: dict[float, int] = {}
+    level, anchor = 0, 0.0
+    for s in sorted({round(s, 1) for s in sizes}, reverse=True):
+        if not level or s < anchor * 0.94:
+            level, anchor = level + 1, s
+        levels[s] = min(level, 6)
+    return levels
+
+
+def _table_elements(table: Table, blocks: list[Block], i: int, page: int) -> list[Element]:
+    attrs: dict[str, Any] = {"rows": len(table.rows), "columns": max(len(r) for r in table.rows)}
+    caption = table.caption
+    if caption is None:
+        for j in (i - 1, i + 1):
+            if (
+                0 <= j < len(blocks)
+                and blocks[j].kind != "table"
+                and re.match(r"^(Table|Tab\.|Tabelle)\s*\d", blocks[j].text)
+            ):
+                caption = blocks[j].text
+                break
+    if caption:
+        attrs["caption"] = caption
+    out = []
+    if table.caption:
+        out.append(Element(ElementKind.PARAGRAPH, table.caption, page=page))
+    out.append(Element(ElementKind.TABLE, table.markdown(), page=page, attributes=attrs))
+    out.extend(Element(ElementKind.PARAGRAPH, note, page=page) for note in table.notes)
+    return out

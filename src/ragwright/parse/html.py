@@ -26,11 +26,7 @@ Metadata: ``title``, ``language`` (``<html lang>``), ``canonical_url``, ``create
 from __future__ import annotations
 
 import copy
-import json
 import re
-from collections.abc import Iterator
-from datetime import date, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin
 
@@ -38,15 +34,11 @@ from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
+from ragwright.parse.html_clean import strip_chrome, strip_hidden
+from ragwright.parse.html_meta import iso_date, page_metadata
 
 VERSION = "html/1"
 
-_NON_CONTENT = (
-    "script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed", "svg",
-    "canvas", "button", "select", "textarea", "dialog", "map", "applet", "audio", "video",
-)  # fmt: skip
-_CHROME = ("nav", "aside", "footer", "menu")
-_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "menubar"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _LISTS = frozenset({"ul", "ol", "dl", "list", "menu"})
 _ITEMS = frozenset({"li", "item", "dt", "dd"})
@@ -56,7 +48,6 @@ _BLOCKS = frozenset(
      "details", "summary", "address", "center", "fieldset", "hr", "hgroup", "search"}
 ) | _LISTS | _ITEMS | _QUOTES | frozenset(_HEADINGS)  # fmt: skip
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|brush:?)-?([A-Za-z0-9_+#.-]+)")
-_OFFSCREEN = re.compile(r"^-\s*(\d+(?:\.\d+)?)(px|em|rem|pt|vw|vh|%)?$")
 _WS = re.compile(r"\s+")
 _HSPACE = re.compile(r"[^\S\n]+")
 
@@ -100,170 +91,6 @@ def _parse_tree(data: bytes | str) -> Any:
     if root is None:
         raise ParseError("malformed HTML: no document element")
     return root
-
-
-# ------------------------------------------------------------------------------------- hidden content
-def _style(value: str) -> dict[str, str]:
-    """Inline CSS declarations, names and values lower-cased, whitespace and ``!important`` removed."""
-    out: dict[str, str] = {}
-    for decl in value.split(";"):
-        name, sep, val = decl.partition(":")
-        if sep:
-            out[name.strip().lower()] = _WS.sub("", val.lower()).replace("!important", "")
-    return out
-
-
-def _hiding_style(value: str) -> bool:
-    css = _style(value)
-    if css.get("display") == "none" or css.get("visibility") in ("hidden", "collapse"):
-        return True
-    if css.get("opacity") in ("0", "0.0", "0%") or css.get("font-size") in ("0", "0px", "0em", "0rem", "0pt", "0%"):
-        return True
-    for prop in ("left", "top", "text-indent", "margin-left"):
-        match = _OFFSCREEN.match(css.get(prop, ""))
-        if match and float(match.group(1)) >= (999 if match.group(2) in (None, "px", "pt") else 99):
-            return True
-    return False
-
-
-def is_hidden(el: Any) -> bool:
-    """Whether an element is hidden from a reader of the rendered page (so its text must not be indexed)."""
-    if el.get("hidden") is not None or (el.get("aria-hidden") or "").strip().lower() == "true":
-        return True
-    if el.tag == "input" and (el.get("type") or "").strip().lower() == "hidden":
-        return True
-    style = el.get("style")
-    return bool(style) and _hiding_style(style)
-
-
-def strip_hidden(root: Any) -> int:
-    """Remove hidden elements in place (their tails stay); returns how many were removed (outermost)."""
-    hidden: list[Any] = []
-    stack = [root]
-    while stack:
-        el = stack.pop()
-        if not isinstance(el.tag, str):
-            continue
-        if el is not root and is_hidden(el):
-            hidden.append(el)
-            continue
-        stack.extend(el)
-    for el in hidden:
-        el.drop_tree()
-    return len(hidden)
-
-
-def _strip_chrome(root: Any, *, page_chrome: bool) -> None:
-    """Remove non-content elements; with *page_chrome* also navigation, page headers/footers, asides.
-
-    A ``<form>`` wrapping the main content (ASP.NET pages wrap everything in one) is kept.
-    """
-    doomed = [el for el in root.iter(*_NON_CONTENT)]
-    doomed += [f for f in root.iter("form") if not f.xpath(".//main|.//article|.//h1|.//*[@role='main']")]
-    if page_chrome:
-        doomed += list(root.iter(*_CHROME))
-        for el in root.iter("header"):
-            if not any(a.tag in ("article", "main") or a.get("role") == "main" for a in el.iterancestors()):
-                doomed.append(el)
-        doomed += [el for el in root.iter() if isinstance(el.tag, str) and el.get("role") in _CHROME_ROLES]
-    for el in doomed:
-        if el.getparent() is not None:
-            el.drop_tree()
-
-
-# ------------------------------------------------------------------------------------------- metadata
-def _iso(value: Any) -> str | None:
-    """An ISO-8601 string for a date given as ISO or RFC 2822 text, or ``None`` when unreadable."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        return date.fromisoformat(text).isoformat() if len(text) == 10 else datetime.fromisoformat(text).isoformat()
-    except ValueError:
-        pass
-    try:
-        return datetime.fromisoformat(text[:10]).date().isoformat()
-    except ValueError:
-        pass
-    try:
-        return parsedate_to_datetime(text).isoformat()
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-def _json_ld(root: Any) -> Iterator[dict[str, Any]]:
-    """Every JSON object inside ``application/ld+json`` scripts (``@graph`` and lists flattened)."""
-    for script in root.iter("script"):
-        if "ld+json" not in (script.get("type") or "").lower() or not script.text:
-            continue
-        try:
-            stack: list[Any] = [json.loads(script.text[:1_000_000])]
-        except ValueError:
-            continue
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                yield item
-                if isinstance(item.get("@graph"), list):
-                    stack.extend(item["@graph"])
-
-
-def _ld_author(value: Any) -> str | None:
-    if isinstance(value, list):
-        names = [n for n in (_ld_author(v) for v in value) if n]
-        return ", ".join(names) or None
-    if isinstance(value, dict):
-        value = value.get("name")
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _page_metadata(root: Any, source: str | None) -> dict[str, Any]:
-    """Metadata read from the page head (before any stripping): meta tags, link rel, JSON-LD."""
-    metas: dict[str, str] = {}
-    for tag in root.iter("meta"):
-        key = tag.get("property") or tag.get("name") or tag.get("itemprop") or tag.get("http-equiv")
-        content = (tag.get("content") or "").strip()
-        if key and content:
-            metas.setdefault(key.strip().lower(), content)
-    ld = [{str(k).lower(): v for k, v in obj.items()} for obj in _json_ld(root)]
-
-    def first(*keys: str) -> str | None:
-        for key in keys:
-            if metas.get(key):
-                return metas[key]
-            for obj in ld:
-                if isinstance(obj.get(key), str) and obj[key].strip():
-                    return str(obj[key]).strip()
-        return None
-
-    meta: dict[str, Any] = {}
-    meta["page_title"] = next((t for t in (t.text_content().strip() for t in root.iter("title")) if t), None)
-    meta["title"] = first("og:title", "twitter:title", "headline")
-    meta["language"] = (root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang") or "").strip()
-    meta["language"] = meta["language"] or metas.get("content-language") or metas.get("og:locale")
-    base = next((b.get("href") for b in root.iter("base") if b.get("href")), None)
-    base = base or metas.get("og:url") or (source if source and source.startswith(("http://", "https://")) else None)
-    canonical = next(
-        (ln.get("href") for ln in root.iter("link") if "canonical" in (ln.get("rel") or "").lower().split()), None
-    )
-    canonical = (canonical or "").strip() or metas.get("og:url")
-    meta["canonical_url"] = urljoin(base, canonical) if canonical and base else canonical
-    meta["created_at"] = _iso(
-        first("article:published_time", "datepublished", "date", "pubdate", "publishdate", "dc.date.issued",
-              "dc.date", "dcterms.created", "datecreated")
-    )  # fmt: skip
-    meta["updated_at"] = _iso(
-        first("article:modified_time", "og:updated_time", "datemodified", "last-modified", "dcterms.modified")
-    )
-    author = metas.get("author") or metas.get("dc.creator")
-    if not author:
-        by = metas.get("article:author", "")
-        author = by if by and not by.startswith(("http://", "https://")) else None
-    meta["author"] = author or next((a for a in (_ld_author(o.get("author")) for o in ld) if a), None)
-    meta["site_name"] = metas.get("og:site_name")
-    return {k: v for k, v in meta.items() if v}
 
 
 # -------------------------------------------------------------------------------------- text and walk
@@ -499,11 +326,11 @@ def _trafilatura(root: Any) -> Any:
 def html_elements(data: bytes | str, *, main_content: bool = True) -> tuple[list[Element], dict[str, Any], int]:
     """Elements, page metadata and the hidden-element count of an HTML page (or fragment)."""
     root = _parse_tree(data)
-    meta = _page_metadata(root, None)
+    meta = page_metadata(root, None)
     hidden = strip_hidden(root)
     # trafilatura judges boilerplate itself (and removes nav/header/footer/aside): it is given the page
     # without hidden and non-content elements only, since pre-removing page chrome skews its choice.
-    _strip_chrome(root, page_chrome=False)
+    strip_chrome(root, page_chrome=False)
     codes = _code_map(root)
     elements: list[Element] = []
     if main_content:
@@ -513,14 +340,14 @@ def html_elements(data: bytes | str, *, main_content: bool = True) -> tuple[list
             walker.blocks(result.body)
             elements = walker.out
             meta["extraction"] = "trafilatura"
-            for key, value in (("title", result.title), ("created_at", _iso(result.date))):
+            for key, value in (("title", result.title), ("created_at", iso_date(result.date))):
                 if value:
                     meta.setdefault(key, value)
             author = (result.author or "").strip()
             if author and len(author) <= 60 and len(author.split()) <= 5:
                 meta.setdefault("author", author)
     if not elements:
-        _strip_chrome(root, page_chrome=True)
+        strip_chrome(root, page_chrome=True)
         container, how = _fallback_root(root)
         walker = _Walker(traf=False, codes=codes)
         walker.blocks(container)

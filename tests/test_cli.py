@@ -152,3 +152,10 @@ def test_parse_prints_the_tree_and_json(shared: Path) -> None:
     }
     code, _, err = run("parse", str(shared / "docs-corpus" / "hostile" / "zipbomb_1G.zip"), ok=False)
     assert code == 2 and err.count("\n") == 1 and "ZIP archive" in err
+
+
+def test_bad_reranker_is_refused_up_front(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"))
+    code, _, err = run("--store", str(store), "--reranker", str(tmp_path / "nope"), "search", "x", ok=False)
+    assert code == 2 and err.count("\n") == 1 and "reranker" in err.lower()

@@ -54,13 +54,24 @@ class _Group(click.Group):
 )
 @click.version_option(package_name="ragwright")
 @click.pass_context
-def main(ctx: click.Context, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str) -> None:
+@click.option(
+    "--reranker", default=None, help="A local cross-encoder folder (ONNX or Hugging Face BERT) to rerank with."
+)
+def main(
+    ctx: click.Context,
+    store: Path,
+    as_json: bool,
+    debug: bool,
+    embedder: str | None,
+    analyzer: str,
+    reranker: str | None,
+) -> None:
     """ragwright: ingest documents, search them, and ask questions with cited answers."""
     if debug:
         import logging
 
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = State(store, as_json, debug, embedder, analyzer)
+    ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker)
 
 
 @main.command()

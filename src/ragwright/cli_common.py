@@ -25,9 +25,19 @@ MODES: dict[str, dict[str, Any]] = {
 
 
 class State:
-    def __init__(self, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str) -> None:
+    def __init__(
+        self, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str, reranker: str | None = None
+    ) -> None:
         self.store, self.as_json, self.debug, self.embedder = store, as_json, debug, embedder
         self.analyzer = analyzer
+        self.reranker = reranker
+
+    def load_reranker(self) -> Any:
+        """The configured reranker, loaded now so a bad model fails here, not as a silent fallback later."""
+        from ragwright.models.rerankers import load_reranker
+
+        reranker = load_reranker(self.reranker)
+        return reranker.load() if reranker is not None else None
 
     def open(self, *, must_exist: bool) -> Any:
         if must_exist and not self.store.exists():
@@ -39,7 +49,7 @@ class State:
         store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
         spec = self.embedder or spec_for(store.embedding_model)
         try:
-            return Rag(store, load_embedder(spec))
+            return Rag(store, load_embedder(spec), reranker=self.load_reranker())
         except BaseException:
             store.close()
             raise

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BertConfig",
+    "build_bert_classifier_onnx",
     "build_bert_onnx",
     "is_bert_directory",
     "quantize_int8",
@@ -285,6 +286,92 @@ def build_bert_onnx(model_dir: Path, out: Path, *, fused: bool = True) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save_model(model, str(out))
     logger.debug("wrote float32 BERT ONNX graph %s (%d layers)", out, cfg.layers)
+    return out
+
+
+def build_bert_classifier_onnx(model_dir: Path, out: Path, *, fused: bool = True) -> Path:
+    """Write a float32 ONNX graph for a ``BertForSequenceClassification`` checkpoint; return *out*.
+
+    Inputs ``input_ids``, ``attention_mask`` and ``token_type_ids`` (int64, ``[batch, seq]``);
+    output ``logits`` (float32, ``[batch, num_labels]``): the encoder, then the pooler
+    (``tanh(dense(h[CLS]))``) and the classifier (dense).  Cross-encoders use it: the pair is
+    ``[CLS] query [SEP] passage [SEP]`` with token types 0/1.  *fused* as in :func:`build_bert_onnx`.
+    """
+    model_dir = Path(model_dir)
+    cfg = read_bert_config(model_dir)
+    gb = _GraphBuilder(_load_tensors(model_dir))
+    onnx, np = gb.onnx, gb.np
+    helper, tp = onnx.helper, onnx.TensorProto
+    if "classifier.weight" not in gb.tensors or "pooler.dense.weight" not in gb.tensors:
+        raise ConfigError(
+            f"{model_dir} has no pooler and classifier weights; expected a BertForSequenceClassification checkpoint"
+        )
+    labels = int(gb.tensors["classifier.weight"].shape[0])
+
+    def gather(table: str, array: Array, ids: str) -> str:
+        return gb.node("Gather", [gb.init(table, array), ids], f"{table}/Gather", axis=0)
+
+    type_key = "embeddings.token_type_embeddings.weight"
+    types = gb.weight(type_key) if type_key in gb.tensors else np.zeros((2, cfg.hidden), dtype=np.float32)
+    emb = gb.node(
+        "Add",
+        [
+            gather("embeddings.word", gb.weight("embeddings.word_embeddings.weight"), "input_ids"),
+            gather("embeddings.token_type", types, "token_type_ids"),
+        ],
+        "embeddings.word_type/Add",
+    )
+    seq = gb.node(
+        "Slice",
+        [
+            gb.node("Shape", ["input_ids"], "embeddings/Shape"),
+            gb.init("const.one_1d", np.array([1], dtype=np.int64)),
+            gb.init("const.two_1d", np.array([2], dtype=np.int64)),
+        ],
+        "embeddings/seq_len",
+    )
+    pos = gb.node(
+        "Slice",
+        [
+            gb.init("embeddings.position", gb.weight("embeddings.position_embeddings.weight")),
+            gb.init("const.zero_1d", np.array([0], dtype=np.int64)),
+            seq,
+        ],
+        "embeddings.position/Slice",
+    )
+    emb = gb.node("Add", [emb, pos], "embeddings/Add")
+    x = gb.layer_norm(emb, "embeddings.LayerNorm", "embeddings.norm", cfg.eps)
+    if fused:
+        mask = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.INT32)
+    else:
+        m = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.FLOAT)
+        m = gb.node("Unsqueeze", [m, gb.init("const.mask_axes", np.array([1, 2], dtype=np.int64))], "mask/Unsqueeze")
+        m = gb.node("Sub", [gb.init("const.one", np.array(1.0, dtype=np.float32)), m], "mask/Sub")
+        mask = gb.node("Mul", [m, gb.init("const.neg", np.array(-1.0e4, dtype=np.float32))], "mask/Mul")
+    for i in range(cfg.layers):
+        x = _encoder_layer(gb, x, mask, i, cfg, fused)
+
+    # [CLS] is position 0: Gather [0] on the sequence axis, then drop that axis ([batch, hidden]).
+    # (const.zero_1d and const.one_1d are the [0] and [1] initializers of the embeddings above)
+    cls = gb.node("Gather", [x, "const.zero_1d"], "pooler/Gather", axis=1)
+    cls = gb.node("Squeeze", [cls, "const.one_1d"], "pooler/Squeeze")
+    pooled = gb.node("Tanh", [gb.linear(cls, "pooler.dense", "pooler.dense")], "pooler/Tanh")
+    logits = gb.linear(pooled, "classifier", "classifier")
+    gb.nodes.append(helper.make_node("Identity", [logits], ["logits"], name="output/Identity"))
+    inputs = [
+        helper.make_tensor_value_info(name, tp.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    outputs = [helper.make_tensor_value_info("logits", tp.FLOAT, ["batch", labels])]
+    graph = helper.make_graph(gb.nodes, "bert_classifier", inputs, outputs, initializer=gb.inits)
+    opsets = [helper.make_opsetid("", _OPSET)] + ([helper.make_opsetid(_MS_DOMAIN, 1)] if fused else [])
+    model = helper.make_model(graph, opset_imports=opsets, producer_name=_PRODUCER, producer_version="1")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(model, str(out))
+    logger.debug("wrote float32 BERT classifier ONNX graph %s (%d layers, %d labels)", out, cfg.layers, labels)
     return out
 
 

@@ -469,3 +469,18 @@ class IngestOptions(_OptionsBase):
         check_bool("delete_missing", self.delete_missing)
         if not isinstance(self.parse, ParseOptions):
             raise ConfigError.invalid("parse", self.parse, "a ParseOptions")
+
+
+@dataclass(frozen=True)
+class ParentOptions(_OptionsBase):
+    """Parent-document retrieval (seed 000): children are searched, parents of ``chunk_size`` characters
+    (``overlap`` shared between neighbours) are returned. Defaults 2048 / 100 as in the seed."""
+
+    chunk_size: int = 2048
+    overlap: int = 100
+
+    def __post_init__(self) -> None:
+        check_int("chunk_size", self.chunk_size, minimum=64)
+        check_int("overlap", self.overlap, minimum=0)
+        if self.overlap >= self.chunk_size:
+            raise ConfigError.invalid("overlap", self.overlap, f"an integer < chunk_size ({self.chunk_size})")

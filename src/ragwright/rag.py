@@ -26,7 +26,7 @@ from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import ChunkingOptions, IngestOptions, RagOptions, RetrievalOptions
+from ragwright.options import ChunkingOptions, IngestOptions, ParentOptions, RagOptions, RetrievalOptions
 from ragwright.postprocess.rerank import Reranker
 from ragwright.retrieve import Retriever
 from ragwright.sources import Source, open_source
@@ -47,6 +47,7 @@ class Rag:
         ingest_options: IngestOptions | None = None,
         identity: Identity | None = None,
         reranker: Reranker | None = None,
+        parents: ParentOptions | None = None,
     ) -> None:
         if store is None:
             from ragwright.stores.memory import MemoryStore
@@ -63,7 +64,7 @@ class Rag:
         self.rag_options = rag_options or RagOptions(use_hybrid_search=True)
         self.identity = identity or Identity()
         self.chunker = StructuralChunker(embedder.count_tokens, embedder.max_tokens, chunking)
-        self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options)
+        self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options, parents)
         self.retriever = Retriever(store, embedder, reranker)
         self.answerer = ExtractiveAnswerer(embedder)
         store.bind_embedder(embedder.name, embedder.dimension)

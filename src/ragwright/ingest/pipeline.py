@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from queue import Full, Queue
 from typing import Any, Protocol
 
+from ragwright.chunk.parents import VERSION as PARENTS_VERSION
+from ragwright.chunk.parents import attach_parents
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.model.chunk import Chunk
@@ -28,7 +30,7 @@ from ragwright.model.ids import sha256_bytes, sha256_text
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import IngestOptions
+from ragwright.options import IngestOptions, ParentOptions
 from ragwright.parse import parse_bytes, parser_version_for
 from ragwright.sources.base import Source, SourceItem
 from ragwright.stores.base import Store
@@ -69,16 +71,30 @@ class _Pending:
     record: DocumentRecord
     chunks: list[Chunk]
     existed: bool
+    parents: list[Chunk] = dataclasses.field(default_factory=list)
 
 
 class IngestPipeline:
     """Runs sources into a store. One instance per store/embedder/chunker wiring."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, chunker: Chunker, options: IngestOptions | None = None
+        self,
+        store: Store,
+        embedder: Embedder,
+        chunker: Chunker,
+        options: IngestOptions | None = None,
+        parents: ParentOptions | None = None,
     ) -> None:
         self.store, self.embedder, self.chunker = store, embedder, chunker
         self.options = options or IngestOptions()
+        self.parents = parents
+
+    @property
+    def chunker_version(self) -> str:
+        """The chunking recorded in the registry (parent settings included: changing them re-processes)."""
+        if self.parents is None:
+            return self.chunker.version
+        return f"{self.chunker.version}+{PARENTS_VERSION}:{self.parents.chunk_size}/{self.parents.overlap}"
 
     def run(
         self,
@@ -139,6 +155,7 @@ class IngestPipeline:
             producer.join()
         if source.root is not None and (self.options.delete_missing if sync is None else sync):
             self._reconcile(source.root, listed, report)
+        self.store.prune_staging()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -178,7 +195,7 @@ class IngestPipeline:
                 content_hash=content_hash,
                 status=DocumentStatus.INDEXED,
                 parser_version=parser_version,
-                chunker_version=self.chunker.version,
+                chunker_version=self.chunker_version,
                 embedding_model=self.embedder.name,
                 tenant=access[0],
                 acl=access[1],
@@ -198,13 +215,7 @@ class IngestPipeline:
                 return []
             stage = "parse"
             with report.timed("parse"):
-                document = (
-                    loaded
-                    if isinstance(loaded, Document)
-                    else parse_bytes(
-                        doc_id, bytes(loaded), name_hint=item.name_hint, source=item.uri, options=self.options.parse
-                    )
-                )
+                document = loaded if isinstance(loaded, Document) else self._parse(item, bytes(loaded), record, report)
             stage = "chunk"
             with report.timed("chunk"):
                 chunks = self._chunks(document, item, access, user_meta)
@@ -217,7 +228,7 @@ class IngestPipeline:
         child_ids = [child.id for child, child_chunks in children if child_chunks]
         meta = {**record.metadata, "_children": child_ids, "_warnings": list(document.warnings)}
         record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks), metadata=meta)
-        pending = [_Pending(record, chunks, _existed(previous))]
+        pending = [self._pending(record, chunks, _existed(previous))]
         for child, child_chunks in children:
             if not child_chunks:
                 continue
@@ -232,12 +243,34 @@ class IngestPipeline:
                 created_at=child_previous.created_at if child_previous else record.created_at,
                 metadata={**record.metadata, "_children": [], "_parent": doc_id, "_warnings": list(child.warnings)},
             )
-            pending.append(_Pending(child_record, child_chunks, _existed(child_previous)))
+            pending.append(self._pending(child_record, child_chunks, _existed(child_previous)))
         stale = set(previous.metadata.get("_children", [])) - set(child_ids) if previous else set()
         for gone in sorted(stale):
             self.store.remove_document(gone)
             report.deleted += 1
         return pending
+
+    def _pending(self, record: DocumentRecord, chunks: list[Chunk], existed: bool) -> _Pending:
+        if self.parents is None:
+            return _Pending(record, chunks, existed)
+        linked, parents = attach_parents(
+            record.document_id, chunks, chunk_size=self.parents.chunk_size, overlap=self.parents.overlap
+        )
+        return _Pending(record, linked, existed, parents)
+
+    def _parse(self, item: SourceItem, data: bytes, record: DocumentRecord, report: IngestReport) -> Document:
+        """Parse, reusing the parsed document cached for this content hash and parser version."""
+        if self.options.stage_raw:
+            self.store.stage(record.content_hash, data)
+        cached = self.store.cached_parsed(record.content_hash, record.parser_version)
+        if cached is not None and cached.id == record.document_id:
+            report.parse_cache_hits += 1
+            return cached
+        document = parse_bytes(
+            record.document_id, data, name_hint=item.name_hint, source=item.uri, options=self.options.parse
+        )
+        self.store.cache_parsed(record.content_hash, record.parser_version, document)
+        return document
 
     def _chunks(
         self, document: Document, item: SourceItem, access: tuple[str, tuple[str, ...]], user_meta: dict[str, Any]
@@ -317,7 +350,7 @@ class IngestPipeline:
             n = len(p.chunks)
             try:
                 with report.timed("index"):
-                    self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n])
+                    self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n], p.parents)
             except RagwrightError as exc:
                 self._fail(
                     p.record.document_id,

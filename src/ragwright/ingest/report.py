@@ -33,6 +33,7 @@ class IngestReport:
     failed: list[IngestFailure] = field(default_factory=list)
     chunks: int = 0
     tokens_embedded: int = 0
+    parse_cache_hits: int = 0
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
@@ -54,5 +55,6 @@ class IngestReport:
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
             "tokens_embedded": self.tokens_embedded,
+            "parse_cache_hits": self.parse_cache_hits,
             "stage_seconds": {k: round(v, 3) for k, v in sorted(self.stage_seconds.items())},
         }

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,7 @@ class Retriever:
         )
         spec = options.filter
         results = list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), pool))
-        return await self._postprocess(query, results, options, query_vector)
+        return await self._postprocess(query, results, options, query_vector, identity)
 
     def _pool(self, options: RetrievalOptions) -> int:
         """How many candidates the post-processing stages need (over-fetch for rerank/MMR/redundancy)."""
@@ -96,9 +97,14 @@ class Retriever:
         return pool
 
     async def _postprocess(
-        self, query: str, results: list[SearchResult], options: RetrievalOptions, query_vector: list[Vector]
+        self,
+        query: str,
+        results: list[SearchResult],
+        options: RetrievalOptions,
+        query_vector: list[Vector],
+        identity: Identity,
     ) -> list[SearchResult]:
-        """redundancy → MMR → rerank → trim to top_k → token budget → lost-in-the-middle (seed 000 order)."""
+        """redundancy → MMR → rerank → trim → parents → token budget → lost-in-the-middle (DESIGN.md order)."""
         reranking = self.reranker is not None and options.use_reranking
         if (options.use_redundancy_filter or options.use_mmr) and results:
             vectors = await to_thread(self._vectors, results)
@@ -112,10 +118,39 @@ class Retriever:
         if reranking and self.reranker is not None:
             results = await to_thread(rerank, self.reranker, query, results)
         results = results[: options.top_k]
+        if options.use_parent_document and any(r.chunk.parent_id for r in results):
+            results = await to_thread(self._swap_parents, results, identity)
         results = apply_budget(results, lambda r: r.chunk.text, options.max_context_tokens)
         if options.use_lost_in_the_middle_reordering:
             results = lost_in_the_middle(results)
         return results
+
+    def _swap_parents(self, results: list[SearchResult], identity: Identity) -> list[SearchResult]:
+        """Children → their parents (first, best-ranked occurrence kept). If any parent cannot be found
+        (or is not visible to *identity*), the children are returned unchanged with a warning."""
+        wanted = list(dict.fromkeys(r.chunk.parent_id for r in results if r.chunk.parent_id))
+        found = {p.id: p for p in self.store.get_parents(wanted, identity)}  # type: ignore[attr-defined]
+        if any(r.chunk.parent_id not in found for r in results):
+            log.warning(
+                "parent_lookup_failed: %d of %d parents missing; returning the matched chunks",
+                len(set(wanted) - set(found)),
+                len(wanted),
+            )
+            return results
+        out: dict[str, SearchResult] = {}
+        matched: dict[str, list[str]] = {}
+        for r in results:
+            pid = r.chunk.parent_id
+            assert pid is not None
+            matched.setdefault(pid, []).append(r.chunk.id)
+            out.setdefault(pid, r)
+        return [
+            replace(
+                r,
+                chunk=replace(found[pid], metadata={**found[pid].metadata, "matched_children": matched[pid]}),
+            )
+            for pid, r in out.items()
+        ]
 
     def _vectors(self, results: Sequence[SearchResult]) -> Matrix:
         import numpy as np

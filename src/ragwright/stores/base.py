@@ -49,7 +49,15 @@ class ChunkStore(Protocol):
     superseded ones are deleted, so a document never vanishes from search mid-update.
     """
 
-    def replace_document(self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: Matrix) -> None: ...
+    def replace_document(
+        self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: Matrix, parents: Sequence[Chunk] = ()
+    ) -> None:
+        """Write the document's chunks (and its parent chunks, stored unembedded), then drop superseded ones."""
+        ...
+
+    def get_parents(self, parent_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        """Parent chunks by id that *identity* may see."""
+        ...
 
     def remove_document(self, document_id: str) -> int:
         """Delete the document's chunks and mark it deleted; returns the number of chunks removed."""

@@ -34,6 +34,7 @@ class MemoryStore:
         self._records: dict[str, DocumentRecord] = {}
         self._embedder: tuple[str, int] | None = None
         self._staged: dict[str, bytes] = {}
+        self._parents: dict[str, Chunk] = {}
         self._parsed: dict[tuple[str, str], Document] = {}
 
     # -- embedding model guard -------------------------------------------------------------
@@ -48,7 +49,11 @@ class MemoryStore:
 
     # -- writes --------------------------------------------------------------------------------
     def replace_document(
-        self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]
+        self,
+        record: DocumentRecord,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32],
+        parents: Sequence[Chunk] = (),
     ) -> None:
         arr = check_vectors(len(chunks), vectors, self._embedder[1] if self._embedder else None)
         with self._lock:
@@ -64,6 +69,8 @@ class MemoryStore:
             self._bm25.upsert((c.id, c.text_for_embedding) for c in chunks)
             self._bm25.remove(superseded)
             self._by_doc[record.document_id] = new_ids
+            self._parents = {k: v for k, v in self._parents.items() if v.document_id != record.document_id}
+            self._parents.update({p.id: p for p in parents})
             self._records[record.document_id] = record
 
     def remove_document(self, document_id: str) -> int:
@@ -73,6 +80,7 @@ class MemoryStore:
                 self._chunks.pop(cid, None)
                 self._vectors.pop(cid, None)
             self._bm25.remove(ids)
+            self._parents = {k: v for k, v in self._parents.items() if v.document_id != document_id}
             rec = self._records.get(document_id)
             if rec is not None:
                 self._records[document_id] = deleted_record(rec)
@@ -113,6 +121,9 @@ class MemoryStore:
             rec = self._records.get(document_id)
             if rec is not None:
                 self._records[document_id] = dataclasses.replace(rec, tenant=tenant, acl=acl)
+            for pid, parent in list(self._parents.items()):
+                if parent.document_id == document_id:
+                    self._parents[pid] = parent.with_access(tenant, acl)
             return len(ids)
 
     def check_integrity(self) -> list[str]:
@@ -152,6 +163,11 @@ class MemoryStore:
     def document_chunks(self, document_id: str) -> list[Chunk]:
         with self._lock:
             return [self._chunks[cid] for cid in self._by_doc.get(document_id, ())]
+
+    def get_parents(self, parent_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        with self._lock:
+            found = [self._parents.get(pid) for pid in parent_ids]
+        return [p for p in found if p is not None and identity.can_see(p.tenant, p.acl)]
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         with self._lock:

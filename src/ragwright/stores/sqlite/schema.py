@@ -58,6 +58,16 @@ SCHEMA: Final = (
     )""",
     "CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, position)",
     "CREATE INDEX IF NOT EXISTS chunks_tenant ON chunks(tenant)",
+    """CREATE TABLE IF NOT EXISTS parents (
+        parent_id TEXT PRIMARY KEY,
+        document_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        tenant TEXT NOT NULL,
+        acl TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS parents_document ON parents(document_id)",
     """CREATE TABLE IF NOT EXISTS staged (
         content_hash TEXT PRIMARY KEY,
         data BLOB NOT NULL,

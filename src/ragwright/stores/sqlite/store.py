@@ -112,7 +112,7 @@ class SqliteStore(SqliteSearch):
                         stored,
                         collection,
                     )
-                    for table in ("chunks", "documents", "staged", "parsed"):
+                    for table in ("chunks", "documents", "staged", "parsed", "parents"):
                         conn.execute(f"DELETE FROM {table}")
                     conn.execute("DELETE FROM rag_metadata WHERE key IN ('embedding_model','embedding_dimension')")
                 self._set_meta("collection", collection)
@@ -153,7 +153,11 @@ class SqliteStore(SqliteSearch):
 
     # -- writes --------------------------------------------------------------------------------------
     def replace_document(
-        self, record: DocumentRecord, chunks: Sequence[Chunk], vectors: npt.NDArray[np.float32]
+        self,
+        record: DocumentRecord,
+        chunks: Sequence[Chunk],
+        vectors: npt.NDArray[np.float32],
+        parents: Sequence[Chunk] = (),
     ) -> None:
         bound = self.embedding_model
         arr = check_vectors(len(chunks), vectors, bound[1] if bound else None)
@@ -178,6 +182,23 @@ class SqliteStore(SqliteSearch):
                     "DELETE FROM chunks WHERE document_id = ? AND chunk_id NOT IN (SELECT value FROM json_each(?))",
                     (record.document_id, new_ids),
                 )
+                self._conn.execute("DELETE FROM parents WHERE document_id = ?", (record.document_id,))
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO parents(parent_id, document_id, position, text, metadata, tenant, acl) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    [
+                        (
+                            p.id,
+                            p.document_id,
+                            p.position,
+                            p.text,
+                            json.dumps(p.metadata),
+                            p.tenant,
+                            json.dumps(list(p.acl)),
+                        )
+                        for p in parents
+                    ],
+                )
                 self._write_record(record)
                 self._local_writes += 1
             self._sync_keyword(in_sync, superseded, [(c.id, c.text_for_embedding) for c in chunks])
@@ -191,6 +212,7 @@ class SqliteStore(SqliteSearch):
                     for r in self._conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))
                 ]
                 self._conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+                self._conn.execute("DELETE FROM parents WHERE document_id = ?", (document_id,))
                 rec = self._get_record(document_id)
                 if rec is not None:
                     self._write_record(deleted_record(rec))
@@ -247,6 +269,10 @@ class SqliteStore(SqliteSearch):
                 )
                 self._conn.execute(
                     "UPDATE documents SET tenant = ?, acl = ? WHERE document_id = ?",
+                    (tenant, json.dumps(list(acl)), document_id),
+                )
+                self._conn.execute(
+                    "UPDATE parents SET tenant = ?, acl = ? WHERE document_id = ?",
                     (tenant, json.dumps(list(acl)), document_id),
                 )
                 self._local_writes += 1
@@ -361,6 +387,29 @@ class SqliteStore(SqliteSearch):
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position", (document_id,)
             ).fetchall()
         return [chunk_from_row(r) for r in rows]
+
+    def get_parents(self, parent_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        """Parent chunks by id that *identity* may see (the security filter applies here too)."""
+        params: list[Any] = [json.dumps(list(parent_ids))]
+        security = compile_security(identity, "tenant", "acl", params)
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT parent_id, document_id, position, text, metadata, tenant, acl FROM parents "
+                f"WHERE parent_id IN (SELECT value FROM json_each(?)) AND {security}",
+                params,
+            ).fetchall()
+        return [
+            Chunk(
+                id=r[0],
+                document_id=r[1],
+                position=r[2],
+                text=r[3],
+                metadata=json.loads(r[4]),
+                tenant=r[5],
+                acl=tuple(json.loads(r[6])),
+            )
+            for r in rows
+        ]
 
     def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by chunk id (for redundancy filtering and MMR)."""

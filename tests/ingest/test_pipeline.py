@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from ragwright.chunk import StructuralChunker
 from ragwright.errors import ParseError
 from ragwright.model.records import DocumentStatus
 from ragwright.rag import Rag
@@ -124,7 +125,7 @@ def test_model_change_reprocesses(tmp_path: Path) -> None:
     Rag(store, HashingEmbedder()).ingest(docs)
     rec = store.get_record((docs / "a.md").resolve().as_posix())
     assert rec is not None and rec.embedding_model == "test/hashing"
-    assert rec.parser_version == "markdown/1" and rec.chunker_version == "structural/1"
+    assert rec.parser_version == "markdown/1" and rec.chunker_version == StructuralChunker.version
 
 
 def test_tenant_acl_and_metadata_reach_chunks(tmp_path: Path, rag: Rag) -> None:
@@ -215,3 +216,27 @@ def test_registry_queries_and_retry(tmp_path: Path, rag: Rag) -> None:
     bad.write_text("repaired now", encoding="utf-8")
     report = rag.retry_failed()
     assert report.updated + report.added == 1 and rag.documents(status="failed") == []
+
+
+def test_a_new_chunker_reuses_staged_and_parsed_documents(tmp_path: Path, hashing: HashingEmbedder) -> None:
+    from unittest import mock
+
+    from ragwright.options import ChunkingOptions
+
+    docs = tmp_path / "docs"
+    path = write(docs, "a.md", "# A\n\n" + "words and more words. " * 40)
+    store = SqliteStore(tmp_path / "s.db")
+    Rag(store, hashing).ingest(docs)
+    rec = store.get_record(path.resolve().as_posix())
+    assert rec is not None and store.staged(rec.content_hash) == path.read_bytes()
+    assert store.cached_parsed(rec.content_hash, rec.parser_version) is not None
+    small = Rag(store, hashing, chunking=ChunkingOptions(max_tokens=40))
+    small.chunker.version = "structural/test-small"  # a chunker change re-processes the document …
+    small.ingestion.chunker = small.chunker
+    with mock.patch("ragwright.ingest.pipeline.parse_bytes", side_effect=AssertionError("parsed again")):
+        report = small.ingest(docs)
+    assert report.updated == 1 and report.parse_cache_hits == 1  # … without parsing it again
+    assert len(store.document_chunks(path.resolve().as_posix())) > 1
+    path.unlink()
+    small.ingest(docs, sync=True)
+    assert store.staged(rec.content_hash) is None  # pruned with the document

@@ -83,6 +83,25 @@ class Document:
             "children": [c.to_dict() for c in self.children],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Document:
+        """The inverse of :meth:`to_dict` (used by the parsed-document cache)."""
+        return cls(
+            id=data["id"],
+            elements=tuple(
+                Element(
+                    ElementKind(e["kind"]), e["text"], e.get("level"), e.get("page"), dict(e.get("attributes") or {})
+                )
+                for e in data["elements"]
+            ),
+            title=data.get("title"),
+            source=data.get("source"),
+            mime_type=data.get("mime_type"),
+            metadata=dict(data.get("metadata") or {}),
+            children=tuple(cls.from_dict(c) for c in data.get("children") or ()),
+            warnings=tuple(data.get("warnings") or ()),
+        )
+
     @property
     def text(self) -> str:
         """All element text, blank-line separated (for diagnostics and simple consumers)."""

@@ -1,78 +1,238 @@
-"""Splitting oversized units: sentences, words, table row groups, code line groups."""
+"""Splitting oversized units within a token budget: sentences, lines, words, table row groups, code lines.
+
+A :class:`Budget` holds the limits a piece must satisfy — by default ``cl100k_base`` tokens
+≤ ``max_tokens`` *and* the embedder's own tokens ≤ its window — and counts each distinct text once
+(a per-document cache). Packing adds the counts of the pieces and their separators (an estimate that
+is an upper bound in practice); every packed piece is then counted exactly and repaired when the
+estimate was low, so every piece these functions return fits its room.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 TokenCounter = Callable[[str], int]
+Cost = tuple[int, ...]
 
-# A sentence ends at . ! ? (or CJK 。！？) followed by space or end; abbreviations stay imperfect.
+# A sentence ends at . ! ? (or CJK 。！？) followed by space and a capital or digit; abbreviations stay
+# imperfect. Text with no capital letters at all (lower-cased corpora) ends sentences at any . ! ? + space.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9À-ÖØ-Þ])|(?<=[。！？])")
+_SENTENCE_LOWER = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
 def sentences(text: str) -> list[str]:
     """Split prose into sentences, keeping every character except the separating spaces."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    pattern = _SENTENCE_LOWER if text.islower() else _SENTENCE
+    return [s.strip() for s in pattern.split(text) if s and s.strip()]
 
 
-def pack(units: Iterable[str], budget: int, count: TokenCounter, joiner: str = " ") -> list[str]:
-    """Greedily pack units into groups of at most *budget* tokens; an oversized unit is split by words."""
-    out: list[str] = []
+class Budget:
+    """Token limits a text must satisfy, one per counter, with a cache of exact counts.
+
+    >>> b = Budget([len], [10])
+    >>> b.fits("abc"), b.fits("a" * 11)
+    (True, False)
+    """
+
+    def __init__(self, counters: Sequence[TokenCounter], limits: Sequence[int]) -> None:
+        if len(counters) != len(limits) or not counters:
+            raise ValueError("a budget needs one limit per counter")
+        self.counters = tuple(counters)
+        self.limits: Cost = tuple(int(n) for n in limits)
+        self._cache: list[dict[str, int]] = [{} for _ in self.counters]
+
+    def fresh(self) -> Budget:
+        """The same limits with an empty cache (one per document keeps memory bounded)."""
+        return Budget(self.counters, self.limits)
+
+    def _count(self, i: int, text: str) -> int:
+        cache = self._cache[i]
+        n = cache.get(text)
+        if n is None:
+            n = self.counters[i](text)
+            if len(cache) < 200_000:
+                cache[text] = n
+        return n
+
+    def cost(self, text: str) -> Cost:
+        """Exact counts of *text*, one per counter (cached)."""
+        return tuple(self._count(i, text) for i in range(len(self.counters)))
+
+    def fits(self, text: str, room: Cost | None = None) -> bool:
+        """Whether *text* fits *room* (default: the limits), counted exactly (stops at the first miss)."""
+        room = self.limits if room is None else room
+        return all(self._count(i, text) <= room[i] for i in range(len(self.counters)))
+
+    def room_after(self, prefix: str, sep: str = "\n\n", floor: float = 0.5) -> Cost:
+        """Room left once *prefix* and *sep* are paid for, never below ``floor`` × each limit."""
+        used = add(self.cost(prefix), self.cost(sep))
+        return tuple(max(int(limit * floor), limit - u) for limit, u in zip(self.limits, used, strict=True))
+
+
+def add(*costs: Cost) -> Cost:
+    """Element-wise sum of costs."""
+    return tuple(sum(parts) for parts in zip(*costs, strict=True))
+
+
+def within(cost: Cost, room: Cost) -> bool:
+    """Whether every count of *cost* is within *room*."""
+    return all(c <= r for c, r in zip(cost, room, strict=True))
+
+
+def scale(room: Cost, factor: float, minimum: int = 1) -> Cost:
+    """Each count of *room* times *factor* (rounded down, at least *minimum*)."""
+    return tuple(max(minimum, int(r * factor)) for r in room)
+
+
+def pack(texts: Iterable[str], room: Cost, budget: Budget, joiner: str = " ") -> list[str]:
+    """Greedily join *texts* (in order) into pieces that fit *room*; an oversized text is split by words.
+
+    Pieces of whitespace only (blank code lines that fell between groups) are dropped.
+    """
+    joined = ("".join(p) for p in pack_groups(list(texts), room, budget, joiner))
+    return [p for p in joined if p.strip()]
+
+
+def pack_groups(texts: Sequence[str], room: Cost, budget: Budget, joiner: str = " ") -> list[list[str]]:
+    """Like :func:`pack` but keeps each piece as its parts interleaved with *joiner* (for callers that
+    need the parts); oversized texts become word pieces of their own."""
+    out: list[list[str]] = []
     current: list[str] = []
-    used = 0
-    for unit in units:
-        n = count(unit)
-        if n > budget:
-            if current:
-                out.append(joiner.join(current))
-                current, used = [], 0
-            out.extend(split_words(unit, budget, count))
+    used: Cost = tuple(0 for _ in room)
+    sep = budget.cost(joiner)
+    for text in texts:
+        cost = budget.cost(text)
+        if not within(cost, room):
+            out.extend(_verified(current, room, budget))
+            current, used = [], tuple(0 for _ in room)
+            out.extend([w] for w in split_words(text, room, budget))
             continue
-        if current and used + n + 1 > budget:
-            out.append(joiner.join(current))
-            current, used = [], 0
-        current.append(unit)
-        used += n + (1 if len(current) > 1 else 0)
-    if current:
-        out.append(joiner.join(current))
+        step = add(used, sep, cost) if current else cost
+        if current and not within(step, room):
+            out.extend(_verified(current, room, budget))
+            current, step = [], cost
+        current.extend([joiner, text] if current else [text])
+        used = step
+    out.extend(_verified(current, room, budget))
     return out
 
 
-def split_words(text: str, budget: int, count: TokenCounter) -> list[str]:
-    """Last resort for a unit with no smaller boundary: pieces of whole words within *budget*."""
-    words = text.split()
+def _verified(parts: list[str], room: Cost, budget: Budget) -> list[list[str]]:
+    """Check a packed group exactly; peel parts off its end into groups of their own until it fits."""
+    if not parts:
+        return []
+    tail: list[list[str]] = []
+    while len(parts) > 1 and not budget.fits("".join(parts), room):
+        tail.insert(0, [parts[-1]])
+        parts = parts[:-2]  # drop the last part and the joiner before it
+    return [parts, *tail]
+
+
+def split_words(text: str, room: Cost, budget: Budget) -> list[str]:
+    """Last resort for a unit with no smaller boundary: pieces of whole words within *room*."""
     out: list[str] = []
+    for group in pack_groups_words(text.split(), room, budget):
+        out.append(" ".join(group))
+    return out
+
+
+def pack_groups_words(words: Sequence[str], room: Cost, budget: Budget) -> list[list[str]]:
+    """Words packed into groups that fit *room* when joined by spaces; a huge word is cut by characters."""
+    out: list[list[str]] = []
     current: list[str] = []
-    used = 0
+    used: Cost = tuple(0 for _ in room)
+    sep = budget.cost(" ")
     for word in words:
-        n = count(word) or 1
-        if current and used + n > budget:
-            out.append(" ".join(current))
-            current, used = [], 0
-        if n > budget:  # a single enormous "word" (a URL, a hash): cut by characters
-            step = max(1, len(word) * budget // (n + 1))
-            out.extend(word[i : i + step] for i in range(0, len(word), step))
+        cost = budget.cost(word)
+        if not within(cost, room):
+            if current:
+                out.extend(_verified_words(current, room, budget))
+                current, used = [], tuple(0 for _ in room)
+            out.extend([piece] for piece in split_chars(word, room, budget))
             continue
+        step = add(used, sep, cost) if current else cost
+        if current and not within(step, room):
+            out.extend(_verified_words(current, room, budget))
+            current, step = [], cost
         current.append(word)
-        used += n
+        used = step
     if current:
-        out.append(" ".join(current))
+        out.extend(_verified_words(current, room, budget))
     return out
 
 
-def split_table(table: str, budget: int, count: TokenCounter) -> list[str]:
-    """Split a Markdown table into row groups, repeating the header (and separator) in each."""
+def _verified_words(words: list[str], room: Cost, budget: Budget) -> list[list[str]]:
+    tail: list[list[str]] = []
+    while len(words) > 1 and not budget.fits(" ".join(words), room):
+        tail.insert(0, [words[-1]])
+        words = words[:-1]
+    return [words, *tail]
+
+
+def split_chars(word: str, room: Cost, budget: Budget) -> list[str]:
+    """Cut a single enormous "word" (a URL, a hash, unspaced CJK) into the longest prefixes that fit."""
+    out: list[str] = []
+    rest = word
+    while rest:
+        if budget.fits(rest, room):
+            out.append(rest)
+            break
+        lo, hi = 1, len(rest)  # the longest prefix that fits lies in [lo, hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if budget.fits(rest[:mid], room):
+                lo = mid
+            else:
+                hi = mid
+        out.append(rest[:lo])
+        rest = rest[lo:]
+    return out
+
+
+def table_header(table: str) -> tuple[str, list[str]]:
+    """A Markdown table's header (title row and separator row, joined) and its body rows."""
     lines = table.split("\n")
-    header: list[str] = []
-    if len(lines) >= 2 and set(lines[1].replace("|", "").replace(" ", "")) <= set("-:"):
-        header, lines = lines[:2], lines[2:]
-    head_text = "\n".join(header)
-    room = max(1, budget - (count(head_text) + 1 if header else 0))
-    groups = pack(lines, room, count, joiner="\n")
-    return [f"{head_text}\n{g}" if header else g for g in groups]
+    if len(lines) >= 2 and lines[1].strip() and set(lines[1].replace("|", "").replace(" ", "")) <= set("-:"):
+        return "\n".join(lines[:2]), lines[2:]
+    return "", lines
 
 
-def split_code(code: str, budget: int, count: TokenCounter) -> list[str]:
-    """Split code at line boundaries (blank lines preferred by packing whole lines in order)."""
-    return pack(code.split("\n"), budget, count, joiner="\n")
+def split_table(table: str, room: Cost, budget: Budget) -> list[str]:
+    """Split a Markdown table into row groups, repeating the header (and separator) in each.
+
+    Rows are never split unless a single row alone exceeds the room (then by words). The header is
+    repeated while it leaves a quarter of the room, or room for every row; a header larger than that
+    becomes the first rows of the first group.
+    """
+    header, rows = table_header(table)
+    if header:
+        rows_room = tuple(r - h - s for r, h, s in zip(room, budget.cost(header), budget.cost("\n"), strict=True))
+        roomy = all(x >= r // 4 for x, r in zip(rows_room, room, strict=True))
+        if min(rows_room) > 0 and (roomy or all(within(budget.cost(row), rows_room) for row in rows)):
+            groups = pack(rows, rows_room, budget, joiner="\n")
+            return [f"{header}\n{g}" for g in groups]
+        rows = [*header.split("\n"), *rows]  # a header too large to repeat: plain row groups
+    return pack(rows, room, budget, joiner="\n")
+
+
+def split_code(code: str, room: Cost, budget: Budget) -> list[str]:
+    """Split code at line boundaries (whole lines packed in order; a huge line by words)."""
+    return pack(code.split("\n"), room, budget, joiner="\n")
+
+
+def split_prose(text: str, room: Cost, budget: Budget) -> list[str]:
+    """Split prose at sentence boundaries into maximal pieces (a huge sentence by words)."""
+    return pack(sentences(text), room, budget, joiner=" ")
+
+
+def balanced(texts: Sequence[str], room: Cost, budget: Budget, joiner: str = " ") -> list[str]:
+    """Pack into the fewest pieces of roughly equal size (no tiny tail piece), each within *room*."""
+    greedy = pack(texts, room, budget, joiner)
+    if len(greedy) <= 1:
+        return greedy
+    total = add(*(budget.cost(t) for t in texts))
+    target = tuple(max(1, -(-t // len(greedy))) for t in total)  # ceil(total / pieces)
+    slack = tuple(min(r, int(t * 1.15) + 1) for r, t in zip(room, target, strict=True))
+    attempt = pack(texts, slack, budget, joiner)
+    return attempt if len(attempt) <= len(greedy) else greedy

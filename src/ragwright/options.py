@@ -201,6 +201,7 @@ class RetrievalOptions(_OptionsBase):
     use_dense_search: bool = True
     use_keyword_search: bool | None = None
     ensemble: EnsembleOptions | None = None
+    neighbour_window: int = 0
 
     def __post_init__(self) -> None:
         check_int("top_k", self.top_k, minimum=1)
@@ -229,6 +230,7 @@ class RetrievalOptions(_OptionsBase):
             check_bool(name, getattr(self, name))
         check_bool("use_sparse_search", self.use_sparse_search, optional=True)
         check_bool("use_keyword_search", self.use_keyword_search, optional=True)
+        check_int("neighbour_window", self.neighbour_window, minimum=0)
         if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
             raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
         if not self.arms:

@@ -76,3 +76,24 @@ def test_rerank_failure_keeps_the_original_order(bad: object, caplog: pytest.Log
     with caplog.at_level(logging.WARNING, logger="ragwright"):
         assert rerank(Fixed(bad), "q", rs) == rs
     assert any("rerank_failed" in r.message for r in caplog.records)
+
+
+def test_neighbour_expansion_merges_adjacent_hits_and_respects_acl() -> None:
+    from ragwright.model.identity import Identity
+    from ragwright.rag import Rag
+    from ragwright.sources import BytesSource
+    from ragwright.stores.memory import MemoryStore
+    from ragwright.testing.doubles import HashingEmbedder
+
+    rag = Rag(MemoryStore(), HashingEmbedder(max_tokens=12))
+    text = "\n\n".join(f"Section {i} mentions the keyword item{i} once and nothing else." for i in range(12))
+    rag.ingest(BytesSource({"doc.md": text.encode()}))
+    one = rag.search("item5", top_k=1, use_hybrid_search=False, use_keyword_search=True, use_dense_search=False)
+    grown = rag.search("item5", top_k=1, use_dense_search=False, use_keyword_search=True, neighbour_window=1)
+    assert "item5" in one[0].chunk.text and "item4" not in one[0].chunk.text
+    assert "item4" in grown[0].chunk.text and "item6" in grown[0].chunk.text
+    assert grown[0].chunk.text.count("item5") == 1 and len(grown[0].chunk.metadata["passage_chunks"]) == 3
+    both = rag.search("item5 item6", top_k=2, use_dense_search=False, use_keyword_search=True, neighbour_window=1)
+    assert len(both) == 1  # adjacent hits became one passage
+    rag.update_acl("doc.md", groups=["x"])
+    assert rag.search("item5", identity=Identity(), neighbour_window=2) == []

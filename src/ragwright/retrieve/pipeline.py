@@ -18,6 +18,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from ragwright._sync import to_thread
+from ragwright.chunk.passages import merge_adjacent
 from ragwright.errors import ConfigError
 from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
@@ -120,6 +121,8 @@ class Retriever:
         results = results[: options.top_k]
         if options.use_parent_document and any(r.chunk.parent_id for r in results):
             results = await to_thread(self._swap_parents, results, identity)
+        if options.neighbour_window > 0 and results:
+            results = await to_thread(self._expand_neighbours, results, identity, options.neighbour_window)
         results = apply_budget(results, lambda r: r.chunk.text, options.max_context_tokens)
         if options.use_lost_in_the_middle_reordering:
             results = lost_in_the_middle(results)
@@ -151,6 +154,35 @@ class Retriever:
             )
             for pid, r in out.items()
         ]
+
+    def _expand_neighbours(self, results: list[SearchResult], identity: Identity, window: int) -> list[SearchResult]:
+        """Each hit grows by up to *window* chunks on each side (prev/next links, fetched under the
+        caller's identity); overlapping or adjacent hits merge into one passage without repeated text."""
+        get_chunks = self.store.get_chunks  # type: ignore[attr-defined]
+        known: dict[str, Chunk] = {r.chunk.id: r.chunk for r in results}
+        backward = [r.chunk.prev_id for r in results]
+        forward = [r.chunk.next_id for r in results]
+        for _ in range(window):
+            wanted = [cid for cid in backward + forward if cid and cid not in known]
+            for chunk in get_chunks(wanted, identity) if wanted else []:
+                known[chunk.id] = chunk
+            backward = [known[c].prev_id if c in known else None for c in backward if c]
+            forward = [known[c].next_id if c in known else None for c in forward if c]
+        rank = {r.chunk.id: i for i, r in enumerate(results)}
+        members = list(results) + [SearchResult(c, float("-inf")) for cid, c in known.items() if cid not in rank]
+        out: list[tuple[int, SearchResult]] = []
+        for passage in merge_adjacent(members):
+            hits = [r for r in passage.results if r.chunk.id in rank]
+            if not hits:
+                continue
+            best = min(hits, key=lambda r: rank[r.chunk.id])
+            chunk = replace(
+                best.chunk,
+                text=passage.text,
+                metadata={**best.chunk.metadata, "passage_chunks": list(passage.chunk_ids)},
+            )
+            out.append((rank[best.chunk.id], replace(best, chunk=chunk)))
+        return [r for _, r in sorted(out, key=lambda pair: pair[0])]
 
     def _vectors(self, results: Sequence[SearchResult]) -> Matrix:
         import numpy as np

@@ -159,3 +159,39 @@ def test_bad_reranker_is_refused_up_front(tmp_path: Path) -> None:
     run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"))
     code, _, err = run("--store", str(store), "--reranker", str(tmp_path / "nope"), "search", "x", ok=False)
     assert code == 2 and err.count("\n") == 1 and "reranker" in err.lower()
+
+
+@pytest.mark.slow
+def test_ingest_the_whole_docs_corpus(tmp_path: Path, shared: Path) -> None:
+    """Every format end to end: what can be read is indexed, the rest is dead-lettered with its reason."""
+    store = str(tmp_path / "store.db")
+    report = as_json("--store", store, "--embedder", "wordllama", "ingest", str(shared / "docs-corpus"))
+    failed = {Path(f["document"]).name: f["reason"] for f in report["failed"]}
+    expected = {
+        "fake-encrypted.msg": "encrypted",
+        "OOM_alloc.xls": "legacy Excel",
+        "zipbomb_1G.zip": "ZIP archive",
+        "empty.pdf": "empty",
+        "imagemagick-CCITTFaxDecode.pdf": "probably scanned",
+        "libreoffice-writer-password.pdf": "encrypted",
+        "password-example.pdf": "encrypted",
+        "unreadablemetadata.pdf": "corrupt",
+        "pass_protected.xlsx": "encrypted",
+        "password_protected.xlsx": "encrypted",
+    }
+    assert set(failed) == set(expected)
+    for name, word in expected.items():
+        assert word in failed[name], (name, failed[name])
+    assert report["added"] >= 60
+    facts = {
+        "Swimming in the lake": "word_sample.docx",
+        "Maple Leafs": "stanley-cups.xlsx",
+        "Test Table Slide": "powerpoint_sample.pptx",
+        "Roses are red": "fake-email-malformed-encoding.eml",
+        "Row and Column Access Control": "redp5110_sampled.pdf",
+        "Wyoming": "nics-background-checks-2015-11.pdf",
+    }
+    for query, name in facts.items():
+        hits = as_json("--store", store, "--embedder", "wordllama", "search", query, "--mode", "bm25", "--top-k", "5")
+        assert any(Path(h["document_id"]).name == name for h in hits["results"]), (query, hits["results"][:2])
+    assert as_json("--store", store, "--embedder", "wordllama", "status", "--check")["problems"] == []

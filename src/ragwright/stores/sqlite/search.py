@@ -38,6 +38,7 @@ class SqliteSearch:
     _rowids: npt.NDArray[np.int64] | None
     _matrix_version: tuple[int, int] | None
     _eligible_cache: dict[str, npt.NDArray[np.intp]]
+    _allowed_cache: dict[str, frozenset[str] | None]
     _chunk_ids: list[str]
     _bm25: Bm25Index | None
     _bm25_version: tuple[int, int] | None
@@ -68,6 +69,7 @@ class SqliteSearch:
             )
             self._matrix_version = version
             self._eligible_cache.clear()
+            self._allowed_cache.clear()
         return self._matrix, self._rowids
 
     def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
@@ -165,12 +167,28 @@ class SqliteSearch:
     ) -> list[Hit]:
         with self._lock:
             index = self._keyword_index()
-            positions = self._eligible_positions(identity, metadata_filter)
-            allowed = {self._chunk_ids[int(p)] for p in positions}
+            allowed = self._allowed_ids(identity, metadata_filter)
         hits = index.search(query, k, allowed=allowed, min_score=min_score)
         # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
         chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
         return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
+
+    def _allowed_ids(self, identity: Identity, metadata_filter: Filter | None) -> frozenset[str] | None:
+        """The chunk ids the keyword arm may return (``None``: every chunk). Call under the lock.
+
+        The security-only set is cached per identity signature until the next write, like the eligible
+        positions; when it covers every chunk the index runs unrestricted (no per-query id mapping).
+        """
+        key = identity.acl_signature() if metadata_filter is None else None
+        if key is not None and key in self._allowed_cache:
+            return self._allowed_cache[key]
+        positions = self._eligible_positions(identity, metadata_filter)
+        allowed = (
+            None if positions.size == len(self._chunk_ids) else frozenset(self._chunk_ids[int(p)] for p in positions)
+        )
+        if key is not None:
+            self._allowed_cache[key] = allowed
+        return allowed
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
         raise NotImplementedError  # provided by the host

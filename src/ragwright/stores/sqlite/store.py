@@ -67,6 +67,7 @@ class SqliteStore(SqliteSearch):
         self._rowids: npt.NDArray[np.int64] | None = None
         self._matrix_version: tuple[int, int] | None = None
         self._eligible_cache: dict[str, npt.NDArray[np.intp]] = {}
+        self._allowed_cache: dict[str, frozenset[str] | None] = {}
         self._chunk_ids: list[str] = []
         self._bm25: Bm25Index | None = None
         self._bm25_version: tuple[int, int] | None = None
@@ -372,7 +373,9 @@ class SqliteStore(SqliteSearch):
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
         params: list[Any] = [json.dumps(list(chunk_ids))]
-        security = compile_security(identity, "tenant", "acl", params)
+        # "+tenant" keeps SQLite from choosing the tenant index (a scan of the whole tenant) over the
+        # chunk_id lookup: 50 ids at 100k chunks took 122 ms that way, 0.5 ms this way.
+        security = compile_security(identity, "+tenant", "acl", params)
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) AND {security}",

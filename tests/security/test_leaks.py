@@ -1,0 +1,132 @@
+"""Leak tests: no retrieval path ever returns a chunk outside the caller's visible set."""
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragwright.model.identity import Identity
+from ragwright.options import ParentOptions
+from ragwright.rag import Rag
+from ragwright.sources import BytesSource
+from ragwright.stores.memory import MemoryStore
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
+
+TENANTS = ("acme", "globex")
+GROUPS = ("hr", "finance", "eng")
+WORDS = ["merger", "salary", "roadmap", "budget", "launch", "audit", "policy", "secret", "plan", "report"]
+
+MODES = {
+    "dense": {"use_hybrid_search": False},
+    "bm25": {"use_dense_search": False, "use_keyword_search": True},
+    "hybrid": {"use_hybrid_search": True},
+    "hybrid+neighbours": {"use_hybrid_search": True, "neighbour_window": 2},
+    "hybrid+mmr+redundancy": {"use_hybrid_search": True, "use_mmr": True, "use_redundancy_filter": True},
+    "dense, no parents": {"use_hybrid_search": False, "use_parent_document": False},
+}
+
+
+def build(store: object, seed: int = 0) -> tuple[Rag, dict[str, tuple[str, tuple[str, ...]]]]:
+    rng = random.Random(seed)
+    rag = Rag(store, HashingEmbedder(max_tokens=16), parents=ParentOptions(chunk_size=200, overlap=20))  # type: ignore[arg-type]
+    access: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for i in range(40):
+        tenant = rng.choice(TENANTS)
+        acl = tuple(rng.sample(GROUPS, rng.randint(0, 2))) or (("*",) if rng.random() < 0.5 else ())
+        body = "\n\n".join(" ".join(rng.choices(WORDS, k=10)) + "." for _ in range(4))
+        rag.ingest(BytesSource({f"doc{i}.md": f"# Doc {i}\n\n{body}".encode()}), tenant=tenant, acl=list(acl) or [])
+        access[f"doc{i}.md"] = (tenant, acl)
+    return rag, access
+
+
+def identities() -> list[Identity]:
+    groups = [(), *[(g,) for g in GROUPS], ("hr", "finance")]
+    return [Identity(t, g) for t, g in itertools.product(TENANTS, groups)]
+
+
+def visible(identity: Identity, access: dict[str, tuple[str, tuple[str, ...]]]) -> set[str]:
+    return {doc for doc, (tenant, acl) in access.items() if identity.can_see(tenant, acl)}
+
+
+@pytest.mark.parametrize("make_store", [MemoryStore, "sqlite"], ids=["memory", "sqlite"])
+def test_leak_rate_is_zero_across_modes(make_store: object, tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db") if make_store == "sqlite" else MemoryStore()
+    rag, access = build(store)
+    probes = leaks = 0
+    rng = random.Random(1)
+    for identity in identities():
+        allowed = visible(identity, access)
+        for _ in range(12):
+            query = " ".join(rng.sample(WORDS, 3))
+            for overrides in MODES.values():
+                for r in rag.search(query, top_k=8, identity=identity, **overrides):
+                    probes += 1
+                    leaks += r.document_id not in allowed or not identity.can_see(r.chunk.tenant, r.chunk.acl)
+            answer = rag.ask(query, identity=identity)
+            leaks += sum(s.document_id not in allowed for s in answer.sources)
+    assert probes > 1000 and leaks == 0
+
+
+def test_acl_changes_and_deletions_take_effect_everywhere(tmp_path: Path) -> None:
+    rag, access = build(SqliteStore(tmp_path / "s.db"), seed=3)
+    target = next(doc for doc, (tenant, acl) in access.items() if tenant == "acme" and "*" in acl)
+    reader = Identity("acme")
+    query = rag.store.document_chunks(target)[0].text
+    assert any(r.document_id == target for r in rag.search(query, top_k=40, identity=reader))
+    rag.update_acl(target, groups=["board"])
+    for overrides in MODES.values():
+        assert all(r.document_id != target for r in rag.search(query, top_k=40, identity=reader, **overrides))
+    rag.remove(target)
+    board = Identity("acme", ("board",))
+    for overrides in MODES.values():
+        assert all(r.document_id != target for r in rag.search(query, top_k=40, identity=board, **overrides))
+
+
+def test_removing_the_keyword_arm_filter_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof the leak test can fail: with the keyword arm's filter disabled, a leak appears."""
+    store = SqliteStore(tmp_path / "s.db")
+    rag, access = build(store, seed=5)
+    monkeypatch.setattr(type(store), "_allowed_ids", lambda self, identity, flt: None)
+    monkeypatch.setattr(
+        type(store),
+        "get_chunks",
+        lambda self, ids, identity: [
+            c for doc in access for c in SqliteStore.document_chunks(self, doc) if c.id in set(ids)
+        ],
+    )
+    leaked = 0
+    for identity in identities():
+        allowed = visible(identity, access)
+        for word in WORDS:
+            hits = rag.search(word, top_k=10, identity=identity, use_dense_search=False, use_keyword_search=True)
+            leaked += sum(r.document_id not in allowed for r in hits)
+    assert leaked > 0
+
+
+acls = st.lists(st.sampled_from(["hr", "finance", "eng", "*"]), max_size=2, unique=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    docs=st.lists(st.tuples(st.sampled_from(TENANTS), acls), min_size=1, max_size=8),
+    who=st.tuples(st.sampled_from(TENANTS), st.lists(st.sampled_from(GROUPS), max_size=2)),
+)
+def test_property_no_result_outside_the_visible_set(
+    docs: list[tuple[str, list[str]]], who: tuple[str, list[str]]
+) -> None:
+    rag = Rag(MemoryStore(), HashingEmbedder())
+    access = {}
+    for i, (tenant, acl) in enumerate(docs):
+        rag.ingest(BytesSource({f"d{i}.md": b"shared words about the quarterly plan"}), tenant=tenant, acl=acl)
+        access[f"d{i}.md"] = (tenant, tuple(sorted(acl)))
+    identity = Identity(who[0], tuple(who[1]))
+    allowed = visible(identity, access)
+    for overrides in MODES.values():
+        got = {r.document_id for r in rag.search("quarterly plan", top_k=10, identity=identity, **overrides)}
+        assert got <= allowed
+        if not overrides.get("use_redundancy_filter"):  # identical texts: the filter rightly keeps one
+            assert got == allowed or len(got) == 10

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ragwright._sync import run_sync, to_thread
-from ragwright.chunk import StructuralChunker
+from ragwright.chunk import make_chunker
 from ragwright.errors import ConfigError
 from ragwright.generate import ExtractiveAnswerer
 from ragwright.ingest import IngestPipeline, IngestReport
@@ -63,7 +63,7 @@ class Rag:
         self.retrieval_options = retrieval_options or RetrievalOptions(use_hybrid_search=True)
         self.rag_options = rag_options or RagOptions(use_hybrid_search=True)
         self.identity = identity or Identity()
-        self.chunker = StructuralChunker(embedder.count_tokens, embedder.max_tokens, chunking)
+        self.chunker = make_chunker(embedder, chunking)
         self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options, parents)
         self.retriever = Retriever(store, embedder, reranker)
         self.answerer = ExtractiveAnswerer(embedder)

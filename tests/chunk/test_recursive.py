@@ -109,3 +109,10 @@ def test_sentences_of_lower_cased_text() -> None:
         "He slept. e.g. this stays",
     ]
     assert sentences("pi is 3.14 here. ok") == ["pi is 3.14 here.", "ok"]
+
+
+def test_fingerprint_follows_options_and_window() -> None:
+    a = RecursiveChunker(count, 100).fingerprint
+    assert a.startswith("recursive/1+") and a == RecursiveChunker(count, 100).fingerprint
+    assert RecursiveChunker(count, 120).fingerprint != a
+    assert RecursiveChunker(count, 100, ChunkingOptions(overlap="sentences")).fingerprint != a

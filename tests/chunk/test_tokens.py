@@ -73,3 +73,18 @@ def test_long_inputs_are_linear_and_segmented_exactly() -> None:
     ids = tokens.encode(text)
     assert len(ids) == tokens.count_tokens(text)
     assert tokens.decode(ids) == text
+
+
+@pytest.mark.parametrize("backend", tokens.BACKENDS)
+def test_each_backend_gives_the_same_ids(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import time
+
+    pytest.importorskip(backend)
+    module = importlib.import_module(backend)
+    monkeypatch.setattr(tokens, "_encoder", module.get_encoding("cl100k_base"))
+    for text, ids in KNOWN:
+        assert tokens.encode(text) == ids
+    start = time.perf_counter()
+    assert tokens.count_tokens("x" * 100_000 + " done") > 0  # long runs are cut: no quadratic merge
+    assert time.perf_counter() - start < 5.0

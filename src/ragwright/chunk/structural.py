@@ -15,6 +15,7 @@ overlap, links — and the recursive and semantic chunkers only plan how a secti
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Self
@@ -33,6 +34,7 @@ from ragwright.chunk.split import (
 )
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document, ElementKind
+from ragwright.model.ids import canonical_json, sha256_text
 from ragwright.options import ChunkingOptions
 
 if TYPE_CHECKING:
@@ -237,6 +239,13 @@ class BaseChunker:
     def for_embedder(cls, embedder: Embedder, options: ChunkingOptions | None = None) -> Self:
         """A chunker counting in *embedder*'s tokens and bounded by its window."""
         return cls(embedder.count_tokens, embedder.max_tokens, options)
+
+    @property
+    def fingerprint(self) -> str:
+        """``version`` plus a digest of everything else that changes the output (options, window):
+        what a registry should record so that changing a chunking option re-chunks documents."""
+        settings = {"options": dataclasses.asdict(self.options), "limits": list(self.budget.limits)}
+        return f"{self.version}+{sha256_text(canonical_json(settings))[:12]}"
 
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunk *document* into linked chunks within the budget."""

@@ -91,10 +91,12 @@ class IngestPipeline:
 
     @property
     def chunker_version(self) -> str:
-        """The chunking recorded in the registry (parent settings included: changing them re-processes)."""
+        """The chunking recorded in the registry: the chunker's fingerprint (version + options + window)
+        and the parent settings, so changing any of them re-processes exactly the affected documents."""
+        base = str(getattr(self.chunker, "fingerprint", self.chunker.version))
         if self.parents is None:
-            return self.chunker.version
-        return f"{self.chunker.version}+{PARENTS_VERSION}:{self.parents.chunk_size}/{self.parents.overlap}"
+            return base
+        return f"{base}+{PARENTS_VERSION}:{self.parents.chunk_size}/{self.parents.overlap}"
 
     def run(
         self,

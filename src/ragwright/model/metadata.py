@@ -29,6 +29,8 @@ RESERVED_KEYS: Final = frozenset(
         "source",
         "title",
         "document_id",
+        "overlap_chars",
+        "parent_document_id",
     }
 )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -139,11 +138,8 @@ def test_corrupt_and_empty_files() -> None:
 
 def test_geotopo_book_title_speed_and_limits() -> None:
     data = (PDFS / "GeoTopo-komprimiert.pdf").read_bytes()
-    start = time.perf_counter()
     doc = parse_pdf("geotopo", data, source=None, options=ParseOptions(ocr=False))
-    elapsed = time.perf_counter() - start
-    assert doc.metadata["page_count"] == 117
-    assert elapsed < 10.0  # ~0.3 s here; generous for shared CI cores
+    assert doc.metadata["page_count"] == 117  # speed is measured in benchmarks/parse_speed.py
     first = doc.elements[0]
     assert first.kind is ElementKind.TITLE and first.page == 1
     assert first.text == "Einführung in die Geometrie und Topologie"

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright._deps import require
 from ragwright._paths import cache_root
 from ragwright.errors import ConfigError
+from ragwright.models.conversion import build_folder, write_config
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,30 +136,23 @@ def _convert_hf_folder(folder: Path) -> Path:
     st_cfg = folder / "sentence_bert_config.json"
     if st_cfg.is_file():
         window = min(window, int(_read_json(st_cfg).get("max_seq_length", window)))
-    target.parent.mkdir(parents=True, exist_ok=True)
     logger.info("converting %s to int8 ONNX in %s (once)", folder, target)
-    work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-    try:
+    with build_folder(target, "config.json") as work:
         fp32 = build_bert_onnx(folder, work / "model-fp32.onnx")
         quantize_int8(fp32, work / "model-int8.onnx")
         fp32.unlink()
         shutil.copyfile(folder / "tokenizer.json", work / "tokenizer.json")
-        config = {
-            "name": f"{folder.name}/onnx-int8@{key[:12]}",
-            "dimension": bert.hidden,
-            "max_seq_length": window,
-            "pooling": pooling,
-            "model_file": "model-int8.onnx",
-            "source": str(folder),
-        }
-        (work / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        try:
-            work.rename(target)
-        except OSError:  # another process finished first; its copy is identical
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        write_config(
+            work,
+            {
+                "name": f"{folder.name}/onnx-int8@{key[:12]}",
+                "dimension": bert.hidden,
+                "max_seq_length": window,
+                "pooling": pooling,
+                "model_file": "model-int8.onnx",
+                "source": str(folder),
+            },
+        )
     return target
 
 

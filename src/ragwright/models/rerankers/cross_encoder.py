@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from ragwright._deps import require
 from ragwright.errors import ConfigError, MissingDependencyError
+from ragwright.models.conversion import build_folder, write_config
 
 __all__ = ["CrossEncoderReranker", "convert_cross_encoder"]
 
@@ -123,10 +123,8 @@ def convert_cross_encoder(folder: str | os.PathLike[str], *, quantize: bool = Fa
     target = model_cache_dir() / f"{source.name}-cross-encoder-{key[:16]}"
     if (target / "model.onnx").is_file() and (target / "config.json").is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
     logger.info("converting cross-encoder %s to ONNX in %s (once)", source, target)
-    work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-    try:
+    with build_folder(target, "model.onnx") as work:
         if quantize:
             fp32 = build_bert_classifier_onnx(source, work / "model-fp32.onnx")
             quantize_int8(fp32, work / "model.onnx")
@@ -134,20 +132,15 @@ def convert_cross_encoder(folder: str | os.PathLike[str], *, quantize: bool = Fa
         else:
             build_bert_classifier_onnx(source, work / "model.onnx")
         shutil.copyfile(source / "tokenizer.json", work / "tokenizer.json")
-        config = {
-            "name": f"cross-encoder:{source.name}",
-            "max_length": _default_max_length(source)[0],
-            "quantized": quantize,
-            "source": str(source),
-        }
-        (work / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        try:
-            work.rename(target)
-        except OSError:  # another process finished first; its copy is identical
-            if not (target / "model.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        write_config(
+            work,
+            {
+                "name": f"cross-encoder:{source.name}",
+                "max_length": _default_max_length(source)[0],
+                "quantized": quantize,
+                "source": str(source),
+            },
+        )
     return target
 
 

@@ -23,6 +23,7 @@ from ragwright.model.specs import Spec
 
 CragFallbackMode = Literal["replace", "append"]
 FusionMethod = Literal["rrf", "weighted"]
+ParentMode = Literal["swap", "auto_merge"]
 ScoreNormalization = Literal["minmax", "zscore"]
 AnswerMode = Literal["extractive"]
 
@@ -202,6 +203,8 @@ class RetrievalOptions(_OptionsBase):
     use_keyword_search: bool | None = None
     ensemble: EnsembleOptions | None = None
     neighbour_window: int = 0
+    parent_mode: ParentMode = "swap"
+    auto_merge_ratio: float = 0.5
 
     def __post_init__(self) -> None:
         check_int("top_k", self.top_k, minimum=1)
@@ -231,6 +234,8 @@ class RetrievalOptions(_OptionsBase):
         check_bool("use_sparse_search", self.use_sparse_search, optional=True)
         check_bool("use_keyword_search", self.use_keyword_search, optional=True)
         check_int("neighbour_window", self.neighbour_window, minimum=0)
+        check_choice("parent_mode", self.parent_mode, ("swap", "auto_merge"))
+        check_float("auto_merge_ratio", self.auto_merge_ratio, lo=0.0, hi=1.0, lo_open=True)
         if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
             raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
         if not self.arms:

@@ -67,3 +67,44 @@ def test_missing_parent_falls_back_to_children(caplog: pytest.LogCaptureFixture)
         hits = rag.search("alpha beta gamma", top_k=2)
     assert hits and all(not h.chunk.id.startswith("p-") for h in hits)
     assert any("parent_lookup_failed" in r.message for r in caplog.records)
+
+
+def test_auto_merge_swaps_only_well_covered_parents() -> None:
+    rag = Rag(MemoryStore(), HashingEmbedder(max_tokens=20), parents=ParentOptions(chunk_size=300, overlap=0))
+    body = "\n\n".join(f"Note {i} covers subject{i} briefly in this document today." for i in range(12))
+    rag.ingest(BytesSource({"doc.md": body.encode()}))
+    children = rag.store.document_chunks("doc.md")
+    first_parent = children[0].parent_id
+    siblings = [c for c in children if c.parent_id == first_parent]
+    assert len(siblings) >= 2
+    one = rag.search(
+        "subject0",
+        top_k=1,
+        use_dense_search=False,
+        use_keyword_search=True,
+        parent_mode="auto_merge",
+        auto_merge_ratio=1.0,
+    )
+    assert one[0].chunk.id == children[0].id  # one hit of several siblings: the child stays
+    query = " ".join(f"subject{i}" for i in range(len(siblings)))
+    many = rag.search(
+        query,
+        top_k=len(siblings),
+        use_dense_search=False,
+        use_keyword_search=True,
+        parent_mode="auto_merge",
+        auto_merge_ratio=0.5,
+    )
+    assert any(r.chunk.id == first_parent for r in many)  # most siblings hit: merged into the parent
+    swapped = rag.search("subject0", top_k=1, use_dense_search=False, use_keyword_search=True)
+    assert swapped[0].chunk.id == first_parent  # the default mode always swaps
+
+
+def test_results_without_parents_are_kept_beside_swapped_ones() -> None:
+    store = MemoryStore()
+    Rag(store, HashingEmbedder()).ingest(BytesSource({"plain.md": b"zebra facts without parents"}))
+    rag = Rag(store, HashingEmbedder(), parents=ParentOptions(chunk_size=300, overlap=0))
+    rag.ingest(BytesSource({"withparents.md": b"zebra facts with parents"}))
+    hits = rag.search("zebra facts", top_k=5, use_dense_search=False, use_keyword_search=True)
+    kinds = {h.document_id: h.chunk.id.startswith("p-") for h in hits}
+    assert kinds == {"plain.md": False, "withparents.md": True}

@@ -120,7 +120,8 @@ class Retriever:
             results = await to_thread(rerank, self.reranker, query, results)
         results = results[: options.top_k]
         if options.use_parent_document and any(r.chunk.parent_id for r in results):
-            results = await to_thread(self._swap_parents, results, identity)
+            ratio = options.auto_merge_ratio if options.parent_mode == "auto_merge" else None
+            results = await to_thread(self._swap_parents, results, identity, ratio)
         if options.neighbour_window > 0 and results:
             results = await to_thread(self._expand_neighbours, results, identity, options.neighbour_window)
         results = apply_budget(results, lambda r: r.chunk.text, options.max_context_tokens)
@@ -128,32 +129,44 @@ class Retriever:
             results = lost_in_the_middle(results)
         return results
 
-    def _swap_parents(self, results: list[SearchResult], identity: Identity) -> list[SearchResult]:
-        """Children → their parents (first, best-ranked occurrence kept). If any parent cannot be found
-        (or is not visible to *identity*), the children are returned unchanged with a warning."""
+    def _swap_parents(
+        self, results: list[SearchResult], identity: Identity, auto_merge: float | None = None
+    ) -> list[SearchResult]:
+        """Children → their parents, the best-ranked occurrence keeping its place.
+
+        With *auto_merge* (a fraction), a parent replaces its children only when at least that share of
+        its children were hit; otherwise the children stay. If any parent cannot be found (or is not
+        visible to *identity*), the results are returned unchanged with a warning (seed 000).
+        """
         wanted = list(dict.fromkeys(r.chunk.parent_id for r in results if r.chunk.parent_id))
         found = {p.id: p for p in self.store.get_parents(wanted, identity)}  # type: ignore[attr-defined]
-        if any(r.chunk.parent_id not in found for r in results):
+        if any(pid not in found for pid in wanted):
             log.warning(
                 "parent_lookup_failed: %d of %d parents missing; returning the matched chunks",
                 len(set(wanted) - set(found)),
                 len(wanted),
             )
             return results
-        out: dict[str, SearchResult] = {}
         matched: dict[str, list[str]] = {}
         for r in results:
+            if r.chunk.parent_id is not None:
+                matched.setdefault(r.chunk.parent_id, []).append(r.chunk.id)
+        merge = {
+            pid
+            for pid, hits in matched.items()
+            if auto_merge is None or len(set(hits)) >= auto_merge * max(1, len(found[pid].metadata.get("children", [])))
+        }
+        out: list[SearchResult] = []
+        emitted: set[str] = set()
+        for r in results:
             pid = r.chunk.parent_id
-            assert pid is not None
-            matched.setdefault(pid, []).append(r.chunk.id)
-            out.setdefault(pid, r)
-        return [
-            replace(
-                r,
-                chunk=replace(found[pid], metadata={**found[pid].metadata, "matched_children": matched[pid]}),
-            )
-            for pid, r in out.items()
-        ]
+            if pid is None or pid not in merge:
+                out.append(r)
+            elif pid not in emitted:
+                emitted.add(pid)
+                parent = replace(found[pid], metadata={**found[pid].metadata, "matched_children": matched[pid]})
+                out.append(replace(r, chunk=parent))
+        return out
 
     def _expand_neighbours(self, results: list[SearchResult], identity: Identity, window: int) -> list[SearchResult]:
         """Each hit grows by up to *window* chunks on each side (prev/next links, fetched under the

@@ -22,10 +22,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,30 +35,11 @@ except ImportError:  # source checkout without an install
     sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
+from _common import best_of, load_corpus  # noqa: E402  (sibling helper module)
 
 from ragwright.eval.datasets import load_beir  # noqa: E402
 from ragwright.eval.metrics import ndcg_at_k  # noqa: E402
 from ragwright.index import Bm25Index, get_analyzer  # noqa: E402
-
-
-def load_corpus(path: Path) -> list[tuple[str, str]]:
-    docs: list[tuple[str, str]] = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rec = json.loads(line)
-                docs.append((str(rec["_id"]), f"{rec.get('title', '')} {rec.get('text', '')}"))
-    return docs
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
-    """Run *fn* *repeat* times; its last result and the best wall time."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def mean_ndcg(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> float:

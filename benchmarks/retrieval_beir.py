@@ -32,12 +32,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ except ImportError:  # source checkout without an install
     sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
+from _common import best_of, load_corpus  # noqa: E402  (sibling helper module)
 
 from ragwright.eval.commands import eval_store_path  # noqa: E402
 from ragwright.eval.configs import EvalConfig, parse_config  # noqa: E402
@@ -248,25 +248,6 @@ def dense_peers(
 
 
 # -- BM25 peers ---------------------------------------------------------------------------------------
-def load_corpus(path: Path) -> list[tuple[str, str]]:
-    docs: list[tuple[str, str]] = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rec = json.loads(line)
-                docs.append((str(rec["_id"]), f"{rec.get('title', '')} {rec.get('text', '')}"))
-    return docs
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return result, best
-
-
 def bm25_peers(
     path: Path, data: BeirDataset, queries: list[tuple[str, str]], dataset: str, repeat: int
 ) -> tuple[list[Row], list[tuple[str, str, float, float | None]]]:

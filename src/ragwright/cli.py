@@ -7,6 +7,7 @@ Errors print one line (``error: …``) and exit with status 2; ``--debug`` shows
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,26 @@ import click
 from ragwright.cli_common import DEFAULT_STORE, MODES, State, command, parse_filters
 from ragwright.cli_output import print_answer, print_ingest, print_results
 from ragwright.errors import ConfigError
+
+
+def retrieval_flags(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The retrieval flags ``search`` and ``ask`` share: --top-k, --min-score, --filter, --mode."""
+    for option in reversed(
+        (
+            click.option("--top-k", type=int, default=5, show_default=True),
+            click.option("--min-score", type=float, default=0.0, show_default=True),
+            click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND)."),
+            click.option(
+                "--mode",
+                type=click.Choice(list(MODES)),
+                default="hybrid",
+                show_default=True,
+                help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
+            ),
+        )
+    ):
+        func = option(func)
+    return func
 
 
 class _Group(click.Group):
@@ -137,16 +158,7 @@ def _ingest_with_progress(
 
 @main.command()
 @click.argument("query")
-@click.option("--top-k", type=int, default=5, show_default=True)
-@click.option("--min-score", type=float, default=0.0, show_default=True)
-@click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND).")
-@click.option(
-    "--mode",
-    type=click.Choice(list(MODES)),
-    default="hybrid",
-    show_default=True,
-    help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
-)
+@retrieval_flags
 @command
 def search(state: State, query: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
     """Search the store and print the best chunks."""
@@ -160,16 +172,7 @@ def search(state: State, query: str, top_k: int, min_score: float, filters: tupl
 
 @main.command()
 @click.argument("question")
-@click.option("--top-k", type=int, default=5, show_default=True)
-@click.option("--min-score", type=float, default=0.0, show_default=True)
-@click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND).")
-@click.option(
-    "--mode",
-    type=click.Choice(list(MODES)),
-    default="hybrid",
-    show_default=True,
-    help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
-)
+@retrieval_flags
 @command
 def ask(state: State, question: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
     """Answer a question from the store, with [Source N] citations."""

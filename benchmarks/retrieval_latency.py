@@ -13,7 +13,11 @@ For each size, over the first ``--queries`` judged SciFact test queries (warm: o
 * ``rag.search(q, top_k=10)`` dense-only, BM25-only and hybrid (RRF), with the query embedding served
   from a precomputed cache (``cached``) and with the embedder really running (``full``);
 * the query embedding alone (it does not depend on the corpus size);
-* the ratio hybrid / (dense@50 + bm25@50), and the cold start (first search: matrix load, BM25 build).
+* the ratio hybrid / (dense@50 + bm25@50), and the cold start (first search: matrix load, BM25 build);
+* the dense arm's HNSW graph (``ragwright.index.ann``, used from 20k vectors): exact numpy search on
+  the same store as the peer (``ann=AnnParams(threshold=None)``), the graph's recall@10 against it
+  (compared on scores: the repeated corpus holds every vector N times), and the cold start with the
+  graph built from the vectors and with it loaded from its snapshot beside the store file.
 
 Then one profile (cProfile) of hybrid queries at the largest size, with the arms run inline on the
 main thread so the profiler sees them (normally they run on two worker threads).
@@ -46,6 +50,7 @@ except ImportError:  # source checkout without an install
 from ragwright._paths import cache_root  # noqa: E402
 from ragwright.eval.commands import eval_store_path  # noqa: E402
 from ragwright.eval.datasets import load_beir  # noqa: E402
+from ragwright.index.ann import AnnParams  # noqa: E402
 from ragwright.model.chunk import Chunk  # noqa: E402
 from ragwright.model.identity import Identity  # noqa: E402
 from ragwright.model.records import DocumentRecord, DocumentStatus  # noqa: E402
@@ -198,11 +203,30 @@ def measure(
     path: Path, embedder: Any, queries: list[str], vectors: dict[str, Any], analyzer: str
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     identity = Identity()
-    store = SqliteStore(path, keyword_analyzer=analyzer)
+    for leftover in path.parent.glob(f"{path.name}.*.ann*"):  # time the graph build, then the snapshot load
+        leftover.unlink()
     cold: dict[str, float] = {}
+    store = SqliteStore(path, keyword_analyzer=analyzer)
     start = time.perf_counter()
     store.search_dense(vectors[queries[0]], TOP_K, identity=identity)
-    cold["first dense search (matrix load)"] = time.perf_counter() - start
+    cold["first dense search (matrix load + graph build)"] = time.perf_counter() - start
+    store.close()
+    store = SqliteStore(path, keyword_analyzer=analyzer)
+    start = time.perf_counter()
+    store.search_dense(vectors[queries[0]], TOP_K, identity=identity)
+    cold["first dense search (matrix load + graph snapshot)"] = time.perf_counter() - start
+    exact = SqliteStore(path, keyword_analyzer=analyzer, ann=AnnParams(threshold=None))
+    start = time.perf_counter()
+    exact.search_dense(vectors[queries[0]], TOP_K, identity=identity)
+    cold["first dense search, exact (matrix load)"] = time.perf_counter() - start
+    graph_used = store._dense_index().uses_ann
+    recalls = []
+    for q in queries:
+        got = sorted(round(h.score, 5) for h in store.search_dense(vectors[q], TOP_K, identity=identity))
+        want = sorted(round(h.score, 5) for h in exact.search_dense(vectors[q], TOP_K, identity=identity))
+        recalls.append(sum(min(got.count(v), want.count(v)) for v in set(want)) / max(1, len(want)))
+    cold["dense recall@10 vs exact"] = sum(recalls) / len(recalls)
+    cold["dense search through the HNSW graph (1 = yes)"] = 1.0 if graph_used else 0.0
     start = time.perf_counter()
     store.search_keyword(queries[0], TOP_K, identity=identity)
     cold["first keyword search (BM25 build)"] = time.perf_counter() - start
@@ -216,6 +240,8 @@ def measure(
     plan: list[tuple[str, Callable[[str], Any]]] = [
         (f"store.search_dense k={TOP_K}", lambda q: store.search_dense(vectors[q], TOP_K, identity=identity)),
         (f"store.search_dense k={depth}", lambda q: store.search_dense(vectors[q], depth, identity=identity)),
+        (f"  exact (peer) k={TOP_K}", lambda q: exact.search_dense(vectors[q], TOP_K, identity=identity)),
+        (f"  exact (peer) k={depth}", lambda q: exact.search_dense(vectors[q], depth, identity=identity)),
         (f"store.search_keyword k={TOP_K}", lambda q: store.search_keyword(q, TOP_K, identity=identity)),
         (f"store.search_keyword k={depth}", lambda q: store.search_keyword(q, depth, identity=identity)),
         ("rag.search dense (cached q-vec)", lambda q: cached.search(q, dense_opts)),
@@ -228,6 +254,7 @@ def measure(
     for name in results:
         log(f"    {name}: p50 {percentile(results[name], 0.5):.2f} ms")
     store.close()
+    exact.close()
     return results, cold
 
 
@@ -344,7 +371,11 @@ def main(argv: list[str] | None = None) -> int:
         full_row.append(f"{percentile(r['rag.search hybrid (full)'], 0.5) / (bare + emb):.2f}x")
     rows += [ratio_row, full_row]
     for key in measured[0][2]:
-        rows.append([key + " (s)"] + [f"{cold[key]:.2f}" for _, _, cold, _ in measured])
+        ratio = "recall" in key or "graph (1" in key
+        rows.append(
+            [key + ("" if ratio else " (s)")]
+            + [f"{c[key]:.3f}" if ratio else f"{c[key]:.2f}" for _, _, c, _ in measured]
+        )
     rows.append(["synthetic store build (s)"] + ["reused" if b is None else f"{b:.1f}" for *_, b in measured])
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:

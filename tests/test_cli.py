@@ -195,3 +195,24 @@ def test_ingest_the_whole_docs_corpus(tmp_path: Path, shared: Path) -> None:
         hits = as_json("--store", store, "--embedder", "wordllama", "search", query, "--mode", "bm25", "--top-k", "5")
         assert any(Path(h["document_id"]).name == name for h in hits["results"]), (query, hits["results"][:2])
     assert as_json("--store", store, "--embedder", "wordllama", "status", "--check")["problems"] == []
+
+
+def test_tenant_and_groups_set_the_acl_on_ingest_and_the_identity_on_search_and_ask(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "salaries.md").write_text("# Salaries\n\nThe salary bands for engineers were raised in March.\n")
+    store = str(tmp_path / "store.db")
+    flags = ("--store", store, "--embedder", "wordllama")
+    assert as_json(*flags, "ingest", str(docs), "--tenant", "acme", "--groups", "hr, finance")["added"] == 1
+
+    def found(*who: str) -> list[str]:
+        hits = as_json(*flags, "search", "salary bands engineers", *who)["results"]
+        return [h["document_id"] for h in hits]
+
+    assert found() == []  # no identity: public content of the default tenant only
+    assert found("--tenant", "acme") == []  # the tenant alone is not enough: the ACL names groups
+    assert found("--tenant", "globex", "--groups", "hr") == []
+    assert found("--tenant", "acme", "--groups", "finance") and found("--tenant", "acme", "--groups", "eng,hr")
+    assert as_json(*flags, "ask", "What happened to salary bands?")["sources"] == []
+    answer = as_json(*flags, "ask", "What happened to salary bands?", "--tenant", "acme", "--groups", "hr")
+    assert answer["sources"] and all(s["document_id"].endswith("salaries.md") for s in answer["sources"])

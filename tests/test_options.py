@@ -73,13 +73,14 @@ def test_rag_options_forward_retrieval_fields() -> None:
     with pytest.raises(ConfigError, match="temperature"):
         RagOptions(temperature=5.0)
     with pytest.raises(ConfigError, match="answer_mode"):
-        RagOptions(answer_mode="llm")  # type: ignore[arg-type]
+        RagOptions(answer_mode="poetry")  # type: ignore[arg-type]
 
 
-def test_inactive_options_are_reported() -> None:
+def test_inactive_options_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert RetrievalOptions().inactive_requests() == []
+    assert "use_crag" not in NOT_YET_ACTIVE  # corrective RAG is active (issue 11)
+    monkeypatch.setattr("ragwright.options.NOT_YET_ACTIVE", frozenset({"use_crag"}))
     assert RetrievalOptions(use_hybrid_search=True, use_mmr=True, use_crag=True).inactive_requests() == ["use_crag"]
-    assert "use_crag" in NOT_YET_ACTIVE
 
 
 def test_chunking_options_validated() -> None:
@@ -91,8 +92,11 @@ def test_arms_and_ensemble() -> None:
     from ragwright.options import EnsembleOptions
 
     assert RetrievalOptions().arms == ("dense",)
-    assert RetrievalOptions(use_hybrid_search=True).arms == ("dense", "bm25")
-    assert RetrievalOptions(use_hybrid_search=True, use_keyword_search=False).arms == ("dense",)
+    # the sparse arm is requested with hybrid search; the pipeline runs it only where an encoder is configured
+    assert RetrievalOptions(use_hybrid_search=True).arms == ("dense", "bm25", "sparse")
+    assert RetrievalOptions(use_hybrid_search=True, use_sparse_search=False).arms == ("dense", "bm25")
+    assert RetrievalOptions(use_hybrid_search=True, use_keyword_search=False).arms == ("dense", "sparse")
+    assert RetrievalOptions(use_sparse_search=True).arms == ("dense",)  # no effect without hybrid (seed 000)
     assert RetrievalOptions(use_dense_search=False, use_keyword_search=True).arms == ("bm25",)
     with pytest.raises(ConfigError, match="no search arm"):
         RetrievalOptions(use_dense_search=False)

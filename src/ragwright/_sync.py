@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import threading
 from collections.abc import Callable, Coroutine
@@ -25,9 +26,14 @@ def _shared_executor() -> ThreadPoolExecutor:
 
 
 async def to_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """Like :func:`asyncio.to_thread`, on the shared pool (no thread start-up per call)."""
+    """Like :func:`asyncio.to_thread`, on the shared pool (no thread start-up per call).
+
+    As with ``asyncio.to_thread``, the caller's context variables travel with the call (per-call
+    switches such as the embedding-cache bypass are seen by the code running in the thread).
+    """
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_shared_executor(), functools.partial(fn, *args, **kwargs))
+    ctx = contextvars.copy_context()
+    return await loop.run_in_executor(_shared_executor(), functools.partial(ctx.run, fn, *args, **kwargs))
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

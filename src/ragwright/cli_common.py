@@ -26,11 +26,27 @@ MODES: dict[str, dict[str, Any]] = {
 
 class State:
     def __init__(
-        self, store: Path, as_json: bool, debug: bool, embedder: str | None, analyzer: str, reranker: str | None = None
+        self,
+        store: Path,
+        as_json: bool,
+        debug: bool,
+        embedder: str | None,
+        analyzer: str,
+        reranker: str | None = None,
+        llm: str | None = None,
+        sparse: str | None = None,
     ) -> None:
         self.store, self.as_json, self.debug, self.embedder = store, as_json, debug, embedder
+        self.sparse = None if sparse in (None, "", "none") else sparse  # --sparse: the SPLADE arm
         self.analyzer = analyzer
         self.reranker = reranker
+        self.llm = llm
+
+    def load_llm(self) -> Any:
+        """The chat model named by ``--llm`` / ``RAGWRIGHT_LLM`` (``None`` for none: extractive answers)."""
+        from ragwright.models.llms import load_chat
+
+        return load_chat(self.llm)
 
     def load_reranker(self) -> Any:
         """The configured reranker, loaded now so a bad model fails here, not as a silent fallback later."""
@@ -39,7 +55,7 @@ class State:
         reranker = load_reranker(self.reranker)
         return reranker.load() if reranker is not None else None
 
-    def open(self, *, must_exist: bool) -> Any:
+    def open(self, *, must_exist: bool, prompt_observer: Any = None) -> Any:
         if must_exist and not self.store.exists():
             raise ConfigError(f"no store at {self.store}; ingest something first (ragwright ingest PATH)")
         from ragwright.models.embedders import load_embedder
@@ -49,7 +65,14 @@ class State:
         store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
         spec = self.embedder or spec_for(store.embedding_model)
         try:
-            return Rag(store, load_embedder(spec), reranker=self.load_reranker())
+            return Rag(
+                store,
+                load_embedder(spec),
+                reranker=self.load_reranker(),
+                llm=self.load_llm(),
+                prompt_observer=prompt_observer,
+                sparse_encoder=self.sparse,
+            )
         except BaseException:
             store.close()
             raise
@@ -66,6 +89,24 @@ def spec_for(bound: tuple[str, int] | None) -> str:
     if bound is not None and bound[0].startswith("wordllama"):
         return "wordllama"
     return "default"
+
+
+def split_groups(text: str | None) -> list[str]:
+    """``"hr, finance"`` → ``["hr", "finance"]``."""
+    return [g.strip() for g in (text or "").split(",") if g.strip()]
+
+
+def caller(tenant: str | None, groups: str | None) -> Any:
+    """The caller's identity from ``--tenant``/``--groups``; ``None`` (the default identity: public
+    content of the default tenant) when neither is given."""
+    if tenant is None and groups is None:
+        return None
+    from ragwright.model.identity import DEFAULT_TENANT, Identity
+
+    try:
+        return Identity(tenant if tenant is not None else DEFAULT_TENANT, tuple(split_groups(groups)))
+    except ValueError as exc:
+        raise ConfigError(f"--tenant/--groups: {exc}") from exc
 
 
 def parse_filters(pairs: tuple[str, ...]) -> dict[str, Any] | None:

@@ -36,6 +36,34 @@ def print_answer(response: Any) -> None:
             click.echo(f"  [Source {n}] {r.document_id}{where} ({r.score:.3f})")
 
 
+def print_sources(response: Any, *, show_prompt: bool = False) -> None:
+    """After a streamed answer: its outcome, then every source with its score (cited ones marked ``*``)."""
+    if show_prompt and response.mode != "llm":
+        click.echo("(extractive answer: no model prompt; configure one with --llm)")
+    if response.declined:
+        click.echo(f"(declined: {response.decline_reason or 'not supported by the sources'})")
+    if response.invalid_citations:
+        click.echo(f"(warning: cited sources that were not given: {list(response.invalid_citations)})")
+    if response.uncited:
+        click.echo("(warning: the answer cites no source)")
+    cited = {c.source for c in response.citations}
+    if response.sources:
+        click.echo("sources:")
+    for n, r in enumerate(response.sources, start=1):
+        where = f" > {r.chunk.section}" if r.chunk.section else ""
+        mark = "*" if n in cited else " "
+        click.echo(f" {mark}[Source {n}] {r.document_id}{where} ({r.score:.3f})")
+
+
+def print_prompt(messages: Any) -> None:
+    """The prompt observer of ``ask --show-prompt``: the exact messages, before the answer streams."""
+    from ragwright.generate.prompt import render
+
+    click.echo("--- prompt ---")
+    click.echo(render(messages))
+    click.echo("--- answer ---")
+
+
 def print_document(doc: Any, indent: str = "") -> None:
     """The element tree: kind, level, page and the first characters of each element."""
     meta = ", ".join(f"{k}={v!r}" for k, v in doc.metadata.items() if isinstance(v, str | int | float))

@@ -15,7 +15,7 @@ import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Any, Final, Literal, Self
 
 from ragwright.errors import ConfigError
 from ragwright.model.filters import Filter, FilterLike, as_filter
@@ -24,23 +24,12 @@ from ragwright.model.specs import Spec
 CragFallbackMode = Literal["replace", "append"]
 FusionMethod = Literal["rrf", "weighted"]
 ParentMode = Literal["swap", "auto_merge"]
+CompressionMode = Literal["embedding", "llm"]
 ScoreNormalization = Literal["minmax", "zscore"]
-AnswerMode = Literal["extractive"]
+AnswerMode = Literal["extractive", "llm"]
 
 #: Options accepted now whose stage arrives with a later release; see the module docstring.
-NOT_YET_ACTIVE: Final = frozenset(
-    {
-        "use_sparse_search",
-        "use_adaptive_retrieval",
-        "use_crag",
-        "crag_score_threshold",
-        "crag_fallback_mode",
-        "system_prompt",
-        "temperature",
-        "conversation_history",
-        "send_sources_as_tool_result",
-    }
-)
+NOT_YET_ACTIVE: Final[frozenset[str]] = frozenset()
 
 
 def _is_int(value: Any) -> bool:
@@ -170,7 +159,8 @@ class RetrievalOptions(_OptionsBase):
     With no options: five results, pure semantic search, no score floor.
     ``use_hyde``, ``use_multi_query``, ``use_parent_document`` and ``use_reranking`` are per-call
     switches for stages that must also be *configured* (a generator, a reranker …); they default to
-    on, as in the seed, and do nothing when the stage is not configured.
+    on, as in the seed, and do nothing when the stage is not configured. ``use_query_rewrite`` and
+    ``use_self_query`` switch on the configured rewriting and self-query transforms (off by default).
     """
 
     top_k: int = 5
@@ -188,6 +178,8 @@ class RetrievalOptions(_OptionsBase):
     mmr_candidate_count: int | None = None
     use_hyde: bool = True
     use_multi_query: bool = True
+    use_query_rewrite: bool = False
+    use_self_query: bool = False
     use_parent_document: bool = True
     use_reranking: bool = True
     use_cache_embedding: bool = True
@@ -205,9 +197,21 @@ class RetrievalOptions(_OptionsBase):
     neighbour_window: int = 0
     parent_mode: ParentMode = "swap"
     auto_merge_ratio: float = 0.5
+    rerank_min_score: float | None = None
+    use_sentence_window: bool = True
+    use_compression: bool = False
+    compression: CompressionMode = "embedding"
+    compression_min_similarity: float = 0.35
+    compression_max_sentences: int | None = None
 
     def __post_init__(self) -> None:
         check_int("top_k", self.top_k, minimum=1)
+        check_float("rerank_min_score", self.rerank_min_score, optional=True)
+        check_bool("use_sentence_window", self.use_sentence_window)
+        check_bool("use_compression", self.use_compression)
+        check_choice("compression", self.compression, ("embedding", "llm"))
+        check_float("compression_min_similarity", self.compression_min_similarity, lo=-1.0, hi=1.0)
+        check_int("compression_max_sentences", self.compression_max_sentences, minimum=1, optional=True)
         check_int("max_context_tokens", self.max_context_tokens, minimum=1, optional=True)
         check_float("min_score", self.min_score, lo=0.0)
         object.__setattr__(self, "metadata_filter", _check_metadata_filter(self.metadata_filter))
@@ -220,6 +224,8 @@ class RetrievalOptions(_OptionsBase):
             "use_mmr",
             "use_hyde",
             "use_multi_query",
+            "use_query_rewrite",
+            "use_self_query",
             "use_parent_document",
             "use_reranking",
             "use_cache_embedding",
@@ -258,7 +264,14 @@ class RetrievalOptions(_OptionsBase):
     @property
     def arms(self) -> tuple[str, ...]:
         """The search arms this call runs, in a fixed order."""
-        return tuple(name for name, on in (("dense", self.use_dense_search), ("bm25", self.keyword_active)) if on)
+        switches = (("dense", self.use_dense_search), ("bm25", self.keyword_active), ("sparse", self.sparse_active))
+        return tuple(name for name, on in switches if on)
+
+    @property
+    def sparse_active(self) -> bool:
+        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (seed 000: ``True`` without
+        hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
+        return self.use_hybrid_search and self.use_sparse_search is not False
 
     @property
     def arm_candidates(self) -> int:
@@ -282,11 +295,41 @@ class RetrievalOptions(_OptionsBase):
         )
 
 
+def _check_history(value: Any) -> tuple[Any, ...]:
+    """Conversation history as ``Message`` objects; a malformed turn is refused here, not mid-answer."""
+    from ragwright.models.llms.base import Message
+
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise ConfigError.invalid("conversation_history", value, "a sequence of messages")
+    out = []
+    for i, item in enumerate(value):
+        try:
+            out.append(Message.coerce(item))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"conversation_history[{i}] is invalid: {exc} (a Message or a dict with 'role' "
+                "(system, user, assistant, tool) and 'content' (a string))",
+                field="conversation_history",
+                value=item,
+            ) from exc
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class RagOptions(_OptionsBase):
     """Options of one ``ask`` call (seed 000 ``RagOptions``): retrieval settings plus answer settings.
 
     The retrieval-related fields are forwarded verbatim to :class:`RetrievalOptions`.
+    ``answer_mode``: ``"llm"`` asks the configured chat model (the prompt contract of
+    :mod:`ragwright.generate.prompt`), ``"extractive"`` needs no model; ``None`` (default) means ``"llm"``
+    when the ``Rag`` has a chat model, else ``"extractive"``. ``system_prompt`` replaces the default
+    system prompt whole; ``conversation_history`` (``Message`` objects or ``{"role", "content"}`` dicts,
+    checked here) goes between the system prompt and the context/question message, its leading system
+    messages before the system prompt; ``send_sources_as_tool_result`` sends the sources as a tool result
+    instead of inside the user message. ``max_answer_tokens`` caps each model reply. ``min_relevance``
+    (off by default) declines without calling the model when no source reaches it (the reranker's score
+    when reranked, else the dense cosine). ``verify_answer`` runs a groundedness check, regenerates once
+    with stricter instructions when unsupported, and declines if the retry is still unsupported.
     ``answer_mode="extractive"`` quotes the best supporting sentences with ``[Source N]`` citations;
     ``extractive_min_similarity`` is the cosine a sentence must reach to count as support — below it
     the answer declines honestly — and ``extractive_relative_floor`` keeps only sentences scoring at
@@ -305,7 +348,10 @@ class RagOptions(_OptionsBase):
     temperature: float | None = None
     conversation_history: tuple[Any, ...] = field(default=())
     send_sources_as_tool_result: bool = False
-    answer_mode: AnswerMode = "extractive"
+    answer_mode: AnswerMode | None = None
+    max_answer_tokens: int = 512
+    min_relevance: float | None = None
+    verify_answer: bool = False
     extractive_min_similarity: float = 0.4
     extractive_relative_floor: float = 0.8
     max_answer_sentences: int = 3
@@ -318,11 +364,13 @@ class RagOptions(_OptionsBase):
         ):
             raise ConfigError.invalid("system_prompt", self.system_prompt, "a non-empty string or None")
         check_float("temperature", self.temperature, lo=0.0, hi=2.0, optional=True)
-        if not isinstance(self.conversation_history, tuple | list):
-            raise ConfigError.invalid("conversation_history", self.conversation_history, "a sequence of messages")
-        object.__setattr__(self, "conversation_history", tuple(self.conversation_history))
+        object.__setattr__(self, "conversation_history", _check_history(self.conversation_history))
         check_bool("send_sources_as_tool_result", self.send_sources_as_tool_result)
-        check_choice("answer_mode", self.answer_mode, ("extractive",))
+        if self.answer_mode is not None:
+            check_choice("answer_mode", self.answer_mode, ("extractive", "llm"))
+        check_int("max_answer_tokens", self.max_answer_tokens, minimum=1)
+        check_float("min_relevance", self.min_relevance, optional=True)
+        check_bool("verify_answer", self.verify_answer)
         check_float("extractive_min_similarity", self.extractive_min_similarity, lo=0.0, hi=1.0)
         check_float("extractive_relative_floor", self.extractive_relative_floor, lo=0.0, hi=1.0)
         check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)
@@ -359,7 +407,8 @@ class ChunkingOptions(_OptionsBase):
     * ``min_tokens``: the smallest chunk the recursive and semantic chunkers make on purpose (tiny
       segments are merged into a neighbour within their section); a short section stays short.
     * ``prefix_section_path``: embed ``"A > B"`` before the chunk text (the displayed text is the chunk).
-    * ``strategy``: ``"structural"`` (default), ``"recursive"`` or ``"semantic"`` (see :func:`make_chunker`).
+    * ``strategy``: ``"structural"`` (default), ``"recursive"``, ``"semantic"`` or ``"sentence_window"``
+      (one chunk per sentence carrying ``window_sentences`` neighbours on each side; see :func:`make_chunker`).
     * ``overlap``: ``"none"`` (default: chunks link to their neighbours, retrieval expands),
       ``"sentences"`` (repeat the last ``overlap_sentences`` sentences of the previous chunk) or
       ``"tokens"`` (repeat about ``overlap_tokens`` cl100k tokens, starting at a word). Overlap never
@@ -372,12 +421,13 @@ class ChunkingOptions(_OptionsBase):
     max_tokens: int = 400
     min_tokens: int = 16
     prefix_section_path: bool = True
-    strategy: Literal["structural", "recursive", "semantic"] = "structural"
+    strategy: Literal["structural", "recursive", "semantic", "sentence_window"] = "structural"
     overlap: Literal["none", "sentences", "tokens"] = "none"
     overlap_sentences: int = 1
     overlap_tokens: int = 40
     breakpoint_percentile: float = 90.0
     sentence_buffer: int = 1
+    window_sentences: int = 2
 
     def __post_init__(self) -> None:
         check_int("max_tokens", self.max_tokens, minimum=16)
@@ -385,7 +435,7 @@ class ChunkingOptions(_OptionsBase):
         if self.min_tokens >= self.max_tokens:
             raise ConfigError.invalid("min_tokens", self.min_tokens, f"an integer < max_tokens ({self.max_tokens})")
         check_bool("prefix_section_path", self.prefix_section_path)
-        check_choice("strategy", self.strategy, ("structural", "recursive", "semantic"))
+        check_choice("strategy", self.strategy, ("structural", "recursive", "semantic", "sentence_window"))
         check_choice("overlap", self.overlap, ("none", "sentences", "tokens"))
         if not _is_int(self.overlap_sentences) or not 1 <= self.overlap_sentences <= 2:
             raise ConfigError.invalid("overlap_sentences", self.overlap_sentences, "an integer from 1 to 2")
@@ -398,6 +448,8 @@ class ChunkingOptions(_OptionsBase):
         check_float("breakpoint_percentile", self.breakpoint_percentile, lo=0.0, hi=100.0, lo_open=True)
         if not _is_int(self.sentence_buffer) or not 0 <= self.sentence_buffer <= 3:
             raise ConfigError.invalid("sentence_buffer", self.sentence_buffer, "an integer from 0 to 3")
+        if not _is_int(self.window_sentences) or not 1 <= self.window_sentences <= 10:
+            raise ConfigError.invalid("window_sentences", self.window_sentences, "an integer from 1 to 10")
 
 
 @dataclass(frozen=True)
@@ -491,3 +543,56 @@ class ParentOptions(_OptionsBase):
         check_int("overlap", self.overlap, minimum=0)
         if self.overlap >= self.chunk_size:
             raise ConfigError.invalid("overlap", self.overlap, f"an integer < chunk_size ({self.chunk_size})")
+
+
+# The query-transform options live beside their transforms; re-exported lazily (no import cycle).
+_TRANSFORM_OPTIONS: Final = (
+    "AllowedField",
+    "HydeOptions",
+    "MultiQueryOptions",
+    "RewriteOptions",
+    "SelfQueryOptions",
+    "TransformOptions",
+)
+if TYPE_CHECKING:
+    from ragwright.retrieve.transforms.options import AllowedField as AllowedField
+    from ragwright.retrieve.transforms.options import HydeOptions as HydeOptions
+    from ragwright.retrieve.transforms.options import MultiQueryOptions as MultiQueryOptions
+    from ragwright.retrieve.transforms.options import RewriteOptions as RewriteOptions
+    from ragwright.retrieve.transforms.options import SelfQueryOptions as SelfQueryOptions
+    from ragwright.retrieve.transforms.options import TransformOptions as TransformOptions
+
+
+# The strategy and cache options live beside their stages too (same lazy re-export).
+_STRATEGY_OPTIONS: Final = (
+    "AdaptiveOptions",
+    "CragOptions",
+    "DeepResearchOptions",
+    "StrategyOptions",
+    "TagRetrievalOptions",
+    "TimeWeightedOptions",
+)
+if TYPE_CHECKING:
+    from ragwright.cache.options import CacheOptions as CacheOptions
+    from ragwright.retrieve.strategies.options import AdaptiveOptions as AdaptiveOptions
+    from ragwright.retrieve.strategies.options import CragOptions as CragOptions
+    from ragwright.retrieve.strategies.options import DeepResearchOptions as DeepResearchOptions
+    from ragwright.retrieve.strategies.options import StrategyOptions as StrategyOptions
+    from ragwright.retrieve.strategies.options import TagRetrievalOptions as TagRetrievalOptions
+    from ragwright.retrieve.strategies.options import TimeWeightedOptions as TimeWeightedOptions
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TRANSFORM_OPTIONS:
+        from ragwright.retrieve.transforms import options as transform_options
+
+        return getattr(transform_options, name)
+    if name in _STRATEGY_OPTIONS:
+        from ragwright.retrieve.strategies import options as strategy_options
+
+        return getattr(strategy_options, name)
+    if name == "CacheOptions":
+        from ragwright.cache import options as cache_options
+
+        return cache_options.CacheOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

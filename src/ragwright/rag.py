@@ -4,33 +4,48 @@
 >>> rag.ingest(["docs/"])                            # doctest: +SKIP
 >>> rag.ask("What is the refund policy?").answer     # doctest: +SKIP
 
-Every method has an async twin (``aingest``, ``asearch``, ``aask``); the sync ones run the same
-coroutine. Security filters come from the caller's :class:`Identity` (the ``identity`` given to the
+Every method has an async twin (``aingest``, ``asearch``, ``aask``, ``aask_stream``); the sync ones run
+the same coroutine. Security filters come from the caller's :class:`Identity` (the ``identity`` given to the
 call, else the one the ``Rag`` was built with) and are applied inside every search.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import make_chunker
 from ragwright.errors import ConfigError
-from ragwright.generate import ExtractiveAnswerer
-from ragwright.ingest import IngestPipeline, IngestReport
+from ragwright.generate import AnswerStream, AsyncAnswerStream, ExtractiveAnswerer, LlmAnswerer, PromptObserver
+from ragwright.ingest import EvalGate, IngestPipeline, IngestReport, ReindexReport
 from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
+from ragwright.models.llms.base import ChatModel
+from ragwright.models.sparse import SparseEncoder, load_sparse_encoder
 from ragwright.options import ChunkingOptions, IngestOptions, ParentOptions, RagOptions, RetrievalOptions
 from ragwright.postprocess.rerank import Reranker
 from ragwright.retrieve import Retriever
+from ragwright.retrieve.pipeline import ASK_CONTEXT
+from ragwright.retrieve.transforms.plan import RetrievalTrace
 from ragwright.sources import Source, open_source
 from ragwright.stores.base import Store
+
+if TYPE_CHECKING:
+    from ragwright.cache import CacheOptions, TieredCache
+    from ragwright.retrieve.strategies.options import StrategyOptions
+    from ragwright.retrieve.strategies.web import WebSearch
+    from ragwright.retrieve.transforms.options import TransformOptions
+
+log = logging.getLogger(__name__)
 
 
 class Rag:
@@ -48,7 +63,18 @@ class Rag:
         identity: Identity | None = None,
         reranker: Reranker | None = None,
         parents: ParentOptions | None = None,
+        llm: ChatModel | None = None,
+        prompt_observer: PromptObserver | Any | None = None,
+        sparse_encoder: SparseEncoder | str | None = None,
+        strategies: StrategyOptions | None = None,
+        cache: TieredCache | bool | None = None,
+        cache_options: CacheOptions | None = None,
+        web_search: WebSearch | None = None,
+        transforms: TransformOptions | None = None,
     ) -> None:
+        """*llm* (a :class:`ChatModel`, e.g. ``load_chat("local")``) writes the answers and serves the
+        query transforms; without one, answers are extractive. *prompt_observer* sees every message list
+        sent to it (a callable or an object with ``on_prompt_assembled``)."""
         if store is None:
             from ragwright.stores.memory import MemoryStore
 
@@ -57,6 +83,18 @@ class Rag:
             from ragwright.models.embedders import default_embedder
 
             embedder = default_embedder()
+        # Caches (seed 000 "Search Result Caching", seed 003 §18): one tiered cache behind the embedding,
+        # rerank, result and answer layers; every retrieval-derived key holds the index version and the
+        # caller's ACL signature. cache=True: in-process only; a TieredCache(l2=RedisCache(url)) shares it.
+        from ragwright.cache import AnswerCache, CachedEmbedder, CachedReranker, CacheOptions, TieredCache
+
+        self.cache_options = cache_options or CacheOptions()
+        self.cache = TieredCache(max_entries=self.cache_options.max_entries) if cache is True else (cache or None)
+        if self.cache is not None:
+            ns = self.cache_options.namespace
+            embedder = CachedEmbedder(embedder, self.cache, ttl_s=self.cache_options.embedding_ttl_s, namespace=ns)
+            if reranker is not None:
+                reranker = CachedReranker(reranker, self.cache, ttl_s=self.cache_options.rerank_ttl_s, namespace=ns)
         self.store, self.embedder = store, embedder
         # Hybrid (dense + BM25, RRF) is the default here: measured better than dense alone on every
         # BEIR collection we have (benchmarks/RESULTS.md). Seed 000's RetrievalOptions() stays pure dense.
@@ -64,9 +102,47 @@ class Rag:
         self.rag_options = rag_options or RagOptions(use_hybrid_search=True)
         self.identity = identity or Identity()
         self.chunker = make_chunker(embedder, chunking)
+        # *sparse_encoder* ("splade", a BertForMaskedLM folder, or a SparseEncoder) adds the SPLADE arm to
+        # hybrid search; ingestion then stores a sparse vector per chunk.
+        self.sparse_encoder = load_sparse_encoder(sparse_encoder)
         self.ingestion = IngestPipeline(store, embedder, self.chunker, ingest_options, parents)
-        self.retriever = Retriever(store, embedder, reranker)
+        self.ingestion.sparse_encoder = self.sparse_encoder
+        self.retriever = Retriever(
+            store, embedder, reranker, llm=llm, transforms=transforms, sparse_encoder=self.sparse_encoder
+        )
+        # Strategies around the pipeline (tag → time-weighted → deep research → adaptive → corrective),
+        # with the result cache outermost; with nothing configured this is self.retriever itself.
+        from ragwright.retrieve.strategies.compose import build_retriever, model_names, tag_indexer
+        from ragwright.retrieve.strategies.options import StrategyOptions
+
+        plan = strategies or StrategyOptions()
+        if plan.tags is not None:
+            self.ingestion.hooks.append(tag_indexer(store, embedder, plan.tags))
+        self.strategies = build_retriever(
+            self.retriever,
+            tags=plan.tags,
+            time=plan.time_weighting,
+            deep=plan.deep_research,
+            adaptive=plan.adaptive,
+            crag=plan.crag,
+            web=web_search,
+            llm=llm,
+            cache=self.cache,
+            cache_options=self.cache_options,
+        )
+        self.answer_cache = (
+            AnswerCache(
+                self.cache,
+                index_version=store.index_version,
+                models=model_names(self.retriever, llm, web_search, embedder),
+                options=self.cache_options,
+            )
+            if self.cache is not None
+            else None
+        )
+        self.llm = llm
         self.answerer = ExtractiveAnswerer(embedder)
+        self.llm_answerer = LlmAnswerer(llm, observer=prompt_observer, embedder=embedder) if llm is not None else None
         store.bind_embedder(embedder.name, embedder.dimension)
 
     @classmethod
@@ -79,9 +155,15 @@ class Rag:
         keyword_analyzer: str = "default",
         **kwargs: Any,
     ) -> Rag:
-        """Open (or create) the SQLite store at *path*."""
+        """Open (or create) the SQLite store at *path*, or the PostgreSQL store a ``postgresql://`` URI names."""
+        from ragwright.stores.postgres.connection import is_dsn
         from ragwright.stores.sqlite import SqliteStore
 
+        if is_dsn(path):
+            from ragwright.stores.postgres import PostgresStore
+
+            pg = PostgresStore(str(path), collection=collection, keyword_analyzer=keyword_analyzer)
+            return cls(pg, embedder, **kwargs)
         return cls(SqliteStore(path, collection=collection, keyword_analyzer=keyword_analyzer), embedder, **kwargs)
 
     # -- ingestion -------------------------------------------------------------------------------------
@@ -123,7 +205,7 @@ class Rag:
             if overrides
             else (options or self.retrieval_options)
         )
-        return await self.retriever.retrieve(query, opts, identity or self.identity)
+        return await self.strategies.retrieve(query, opts, identity or self.identity)
 
     def search(
         self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
@@ -137,15 +219,100 @@ class Rag:
     async def aask(
         self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
     ) -> RagResponse:
-        """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline."""
-        opts = (options or self.rag_options).merged(**overrides) if overrides else (options or self.rag_options)
-        results = await self.retriever.retrieve(question, opts.to_retrieval_options(), identity or self.identity)
-        return await to_thread(self.answerer.answer, question, results, opts)
+        """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline.
+
+        The chat model writes the answer when one is configured (``answer_mode`` ``None``/``"llm"``),
+        else the extractive answerer quotes the sources.
+        """
+        opts, who = self._rag_options(options, overrides), identity or self.identity
+
+        async def compute() -> RagResponse:
+            stream = await self._start_answer(question, opts, who, {}, streaming=False)
+            return await to_thread(stream.collect)
+
+        if self.answer_cache is None:
+            return await compute()
+        return await self.answer_cache.get_or_create(question, opts, who, compute)  # verified answers only
 
     def ask(
         self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
     ) -> RagResponse:
         return run_sync(self.aask(question, options, identity=identity, **overrides))
+
+    def ask_stream(
+        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> AnswerStream:
+        """Like :meth:`ask`, streamed: iterate for ``str`` deltas, then read ``.response`` (whose answer
+        is the concatenated deltas). Retrieval runs now; the model is called as the stream is read."""
+        return run_sync(self._start_answer(question, options, identity, overrides, streaming=True))
+
+    def aask_stream(
+        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+    ) -> AsyncAnswerStream:
+        """The async :meth:`ask_stream`: ``async for delta in rag.aask_stream(q)`` then ``.response``.
+
+        Options are checked now; retrieval runs on the first step (or when the stream is awaited).
+        """
+        opts = self._rag_options(options, overrides)
+        self._answerer(opts)  # a missing chat model is a configuration error, raised here
+
+        async def start() -> AnswerStream:
+            return await self._start_answer(question, opts, identity, {}, streaming=True)
+
+        return AsyncAnswerStream(start)
+
+    def _rag_options(self, options: RagOptions | None, overrides: Mapping[str, Any]) -> RagOptions:
+        opts = options or self.rag_options
+        return opts.merged(**overrides) if overrides else opts
+
+    def _answerer(self, opts: RagOptions) -> ExtractiveAnswerer | LlmAnswerer:
+        mode = opts.answer_mode or ("llm" if self.llm_answerer is not None else "extractive")
+        if mode == "extractive":
+            return self.answerer
+        if self.llm_answerer is None:
+            raise ConfigError(
+                "answer_mode='llm' needs a chat model: Rag(..., llm=load_chat('local')) in Python, "
+                "or `ragwright --llm local ask …` on the command line"
+            )
+        return self.llm_answerer
+
+    async def _start_answer(
+        self,
+        question: str,
+        options: RagOptions | None,
+        identity: Identity | None,
+        overrides: Mapping[str, Any],
+        *,
+        streaming: bool,
+    ) -> AnswerStream:
+        """Retrieve, then hand the sources to the answerer: the one body behind every ask variant."""
+        opts = self._rag_options(options, overrides)
+        answerer = self._answerer(opts)
+        start = time.perf_counter()
+        retrieval = self._ask_retrieval(opts)
+        trace = RetrievalTrace(question)
+        context = ASK_CONTEXT.set((opts.conversation_history, trace))  # history feeds query condensing
+        try:
+            results = await self.strategies.retrieve(question, retrieval, identity or self.identity)
+        finally:
+            ASK_CONTEXT.reset(context)
+        retrieved = time.perf_counter()
+        if trace.transforms or trace.relaxed_filters:
+            log.info("ask_transforms: %s", trace.summary())
+        path = _retrieval_path(results, retrieval.arms, rerank=self.retriever.reranker is not None)
+
+        def finish(response: RagResponse) -> RagResponse:
+            timings = {"retrieve_s": retrieved - start, **response.timings, "total_s": time.perf_counter() - start}
+            return replace(response, timings=timings, retrieval_path=path)
+
+        return AnswerStream(answerer.run(question, results, opts, streaming=streaming), finish)
+
+    def _ask_retrieval(self, opts: RagOptions) -> RetrievalOptions:
+        """The retrieval options of an ask: the Rag's retrieval settings (rerank, transforms, strategy
+        switches …) with the fields RagOptions shares with them taken from *opts*."""
+        given = opts.to_retrieval_options()
+        shared = [n for n in RagOptions.field_names() if n in RetrievalOptions.field_names()]
+        return self.retrieval_options.merged(**{n: getattr(given, n) for n in shared})
 
     # -- administration ----------------------------------------------------------------------------------
     def remove(self, document_id: str) -> int:
@@ -205,6 +372,34 @@ class Rag:
         whose chunks are missing, a keyword index out of step with the chunks."""
         return self.store.check_integrity()
 
+    def reindex(
+        self,
+        embedder: Embedder | None = None,
+        chunking: ChunkingOptions | None = None,
+        evaluate: EvalGate | None = None,
+        *,
+        drop_old: bool = False,
+    ) -> ReindexReport:
+        """Blue/green: rebuild every document beside the live collection with a new embedder and/or
+        chunking (from staged bytes: no source re-read, no OCR), optionally gate it on an evaluation,
+        and switch only on success. Queries keep working throughout; a rejected reindex says why in
+        ``report.reason`` and leaves the live collection as it was. See :mod:`ragwright.ingest.reindex`."""
+        from ragwright.ingest.reindex import reindex
+
+        return reindex(self, embedder=embedder, chunking=chunking, evaluate=evaluate, drop_old=drop_old)
+
+    def collections(self) -> list[dict[str, Any]]:
+        """The store's physical collections (name, live, model, sizes)."""
+        from ragwright.ingest.reindex import collections
+
+        return collections(self)
+
+    def drop_collection(self, name: str) -> list[str]:
+        """Drop a collection that is no longer live (e.g. the one a reindex replaced)."""
+        from ragwright.ingest.reindex import drop_collection
+
+        return drop_collection(self, name)
+
     def _record(self, document_id: str) -> DocumentRecord:
         record = self.store.get_record(document_id)
         if record is None:
@@ -247,6 +442,18 @@ class Rag:
         self.close()
 
 
+def _retrieval_path(results: Sequence[SearchResult], arms: Sequence[str], *, rerank: bool) -> str:
+    """The path retrieval took, from the evidence on the results: ``dense+bm25 → rrf → rerank``."""
+    seen = list(dict.fromkeys(arm for r in results for arm in r.arms if arm != "rerank")) or list(arms)
+    steps = ["+".join(seen)]
+    fusion = next((r.fusion for r in results if r.fusion), None)
+    if fusion:
+        steps.append(fusion)
+    if rerank and any("rerank" in r.arms for r in results):
+        steps.append("rerank")
+    return " → ".join(steps)
+
+
 def _resolve_sources(sources: Source | str | Path | Iterable[Source | str | Path]) -> list[Source]:
     if isinstance(sources, str | Path):
         return [open_source(str(sources))]
@@ -269,6 +476,8 @@ def _accumulate(total: IngestReport, report: IngestReport) -> None:
     total.chunks += report.chunks
     total.tokens_embedded += report.tokens_embedded
     total.parse_cache_hits += report.parse_cache_hits
+    total.ocr_pages += report.ocr_pages
+    total.hidden_elements += report.hidden_elements
     total.seconds += report.seconds
     for stage, secs in report.stage_seconds.items():
         total.stage_seconds[stage] += secs

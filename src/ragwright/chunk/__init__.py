@@ -38,6 +38,10 @@ def make_chunker(embedder: Embedder, options: ChunkingOptions | None = None) -> 
     options = options or ChunkingOptions()
     if options.strategy == "semantic":
         return SemanticChunker(embedder, options)
+    if options.strategy == "sentence_window":
+        from ragwright.chunk.sentence_window import SentenceWindowChunker
+
+        return SentenceWindowChunker.for_embedder(embedder, options)
     if options.strategy == "recursive":
         return RecursiveChunker.for_embedder(embedder, options)
     return StructuralChunker.for_embedder(embedder, options)

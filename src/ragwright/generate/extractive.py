@@ -8,6 +8,7 @@ no sentence is similar enough to the question (``RagOptions.extractive_min_simil
 from __future__ import annotations
 
 import re
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -81,13 +82,27 @@ class ExtractiveAnswerer:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
+    def run(
+        self, question: str, results: Sequence[SearchResult], options: RagOptions, *, streaming: bool = False
+    ) -> Generator[str, None, RagResponse]:
+        """The answer as one delta, then the response (the streaming interface of every answerer)."""
+        response = self.answer(question, list(results), options)
+        if response.answer:
+            yield response.answer
+        return response
+
+    def _not_supported(self, sources: tuple[SearchResult, ...]) -> RagResponse:
+        return RagResponse(
+            NOT_SUPPORTED, sources, declined=True, mode=self.mode, decline_reason="no_supporting_sentence"
+        )
+
     def answer(self, question: str, results: list[SearchResult], options: RagOptions) -> RagResponse:
         sources = tuple(results)
         if not sources:
-            return RagResponse(NO_SOURCES, sources, declined=True, mode=self.mode)
+            return RagResponse(NO_SOURCES, sources, declined=True, mode=self.mode, decline_reason="no_sources")
         units = _units(sources)
         if not units:
-            return RagResponse(NOT_SUPPORTED, sources, declined=True, mode=self.mode)
+            return self._not_supported(sources)
         import numpy as np
 
         query = self.embedder.embed_query(question)
@@ -103,7 +118,7 @@ class ExtractiveAnswerer:
                 continue  # near-duplicate of a sentence already quoted
             chosen.append(i)
         if not chosen:
-            return RagResponse(NOT_SUPPORTED, sources, declined=True, mode=self.mode)
+            return self._not_supported(sources)
         parts, citations = [], []
         for i in chosen:
             unit = units[i]

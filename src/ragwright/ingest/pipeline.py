@@ -23,6 +23,7 @@ from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
 from ragwright.ingest.report import IngestFailure, IngestReport
+from ragwright.ingest.sparse import backfill_sparse, store_sparse
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
@@ -30,6 +31,7 @@ from ragwright.model.ids import sha256_bytes, sha256_text
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
+from ragwright.models.sparse.base import SparseEncoder
 from ragwright.options import IngestOptions, ParentOptions
 from ragwright.parse import parse_bytes, parser_version_for
 from ragwright.sources.base import Source, SourceItem
@@ -38,6 +40,8 @@ from ragwright.stores.base import Store
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int], None]
+#: Called after each flush with the documents just written (tag indexing …); failures are logged.
+IngestHook = Callable[[Sequence[tuple[DocumentRecord, Sequence[Chunk]]]], None]
 RECORD_PARSER_VERSION = "record/1"
 
 
@@ -88,6 +92,8 @@ class IngestPipeline:
         self.store, self.embedder, self.chunker = store, embedder, chunker
         self.options = options or IngestOptions()
         self.parents = parents
+        self.hooks: list[IngestHook] = []
+        self.sparse_encoder: SparseEncoder | None = None  # when set, chunks also get SPLADE vectors
 
     @property
     def chunker_version(self) -> str:
@@ -113,6 +119,9 @@ class IngestPipeline:
         access = (tenant, normalize_acl(acl))
         user_meta = {k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS}
         self.store.bind_embedder(self.embedder.name, self.embedder.dimension)
+        bind = getattr(source, "bind_registry", None)  # URL sources ask conditionally for known pages
+        if callable(bind):
+            bind(self.store.get_record, self.store.staged)
         listed: set[str] = set()
         # Reading, parsing and chunking run on a producer thread while this thread embeds and writes:
         # the embedder releases the GIL, so parsing the next documents overlaps with embedding these.
@@ -157,6 +166,7 @@ class IngestPipeline:
             producer.join()
         if source.root is not None and (self.options.delete_missing if sync is None else sync):
             self._reconcile(source.root, listed, report)
+        backfill_sparse(self.store, self.sparse_encoder)  # chunks written before the encoder was configured
         self.store.prune_staging()
         report.seconds = time.perf_counter() - started
         return report
@@ -218,6 +228,8 @@ class IngestPipeline:
             stage = "parse"
             with report.timed("parse"):
                 document = loaded if isinstance(loaded, Document) else self._parse(item, bytes(loaded), record, report)
+                if isinstance(loaded, Document) and self.options.stage_raw:  # a reindex re-reads no source
+                    self.store.cache_parsed(record.content_hash, record.parser_version, loaded)
             stage = "chunk"
             with report.timed("chunk"):
                 chunks = self._chunks(document, item, access, user_meta)
@@ -228,7 +240,13 @@ class IngestPipeline:
             self._fail(doc_id, item.uri, stage, exc, previous, report)
             return []
         child_ids = [child.id for child, child_chunks in children if child_chunks]
-        meta = {**record.metadata, "_children": child_ids, "_warnings": list(document.warnings)}
+        meta = {
+            **record.metadata,
+            "_children": child_ids,
+            "_warnings": list(document.warnings),
+            "_name": item.name_hint,  # a reindex parses staged bytes with the same hint …
+            "_source_meta": normalize_metadata(item.metadata),  # … and gives the chunks the same metadata
+        }
         record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks), metadata=meta)
         pending = [self._pending(record, chunks, _existed(previous))]
         for child, child_chunks in children:
@@ -272,6 +290,9 @@ class IngestPipeline:
             record.document_id, data, name_hint=item.name_hint, source=item.uri, options=self.options.parse
         )
         self.store.cache_parsed(record.content_hash, record.parser_version, document)
+        for doc in (document, *document.children):
+            report.ocr_pages += int(doc.metadata.get("ocr_pages") or 0)
+            report.hidden_elements += int(doc.metadata.get("hidden_elements") or 0)
         return document
 
     def _chunks(
@@ -348,6 +369,7 @@ class IngestPipeline:
                 self._flush([p], report)
             return
         offset = 0
+        written: list[tuple[DocumentRecord, Sequence[Chunk]]] = []
         for p in pending:
             n = len(p.chunks)
             try:
@@ -369,7 +391,14 @@ class IngestPipeline:
                     report.updated += 1
                 else:
                     report.added += 1
+                written.append((p.record, p.chunks))
             offset += n
+        store_sparse(self.store, self.sparse_encoder, [c for _, chunks in written for c in chunks])
+        for hook in self.hooks if written else ():
+            try:
+                hook(written)
+            except Exception as exc:  # an optional stage never fails ingestion
+                log.warning("ingest_hook_failed: %s: %s", getattr(hook, "__qualname__", type(hook).__name__), exc)
 
     def _reconcile(self, root: str, listed: set[str], report: IngestReport) -> None:
         with report.timed("delete"):

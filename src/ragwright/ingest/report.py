@@ -34,6 +34,8 @@ class IngestReport:
     chunks: int = 0
     tokens_embedded: int = 0
     parse_cache_hits: int = 0
+    ocr_pages: int = 0
+    hidden_elements: int = 0  # hidden HTML content stripped at parse time (a prompt-injection vector)
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
@@ -56,5 +58,7 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "tokens_embedded": self.tokens_embedded,
             "parse_cache_hits": self.parse_cache_hits,
+            "ocr_pages": self.ocr_pages,
+            "hidden_elements": self.hidden_elements,
             "stage_seconds": {k: round(v, 3) for k, v in sorted(self.stage_seconds.items())},
         }

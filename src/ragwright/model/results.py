@@ -60,6 +60,11 @@ class Citation:
     document_id: str
     quote: str | None = None
 
+    @property
+    def source_number(self) -> int:
+        """The ``N`` of ``[Source N]`` (1-based position in ``RagResponse.sources``)."""
+        return self.source
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
@@ -73,7 +78,14 @@ class Citation:
 class RagResponse:
     """An answer with the sources it was given and the citations it makes.
 
-    ``declined`` is a first-class outcome: the sources did not support an answer.
+    ``declined`` is a first-class outcome: the sources did not support an answer, and
+    ``decline_reason`` says why (``no_sources``, ``below_relevance_threshold``,
+    ``no_supporting_sentence``, ``model_insufficient_context``, ``unsupported_after_verification``).
+    ``invalid_citations`` lists the ``[Source N]`` numbers that named no given source; ``uncited`` flags
+    an answer that makes claims without one valid citation. ``verified`` is the groundedness verdict
+    (``None`` when verification was off or could not run). ``usage`` counts the model calls made for
+    this answer and the tokens the backend reported (streamed replies report none); ``timings`` are
+    seconds per stage; ``retrieval_path`` is the path retrieval took (e.g. ``dense+bm25 → rrf → rerank``).
     """
 
     answer: str
@@ -81,11 +93,31 @@ class RagResponse:
     citations: tuple[Citation, ...] = ()
     declined: bool = False
     mode: str = "extractive"
+    decline_reason: str | None = None
+    invalid_citations: tuple[int, ...] = ()
+    uncited: bool = False
+    verified: bool | None = None
+    model: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    retrieval_path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
             "declined": self.declined,
             "citations": [c.to_dict() for c in self.citations],
-            "sources": [{"source": i, **r.to_dict()} for i, r in enumerate(self.sources, start=1)],
+            "sources": [
+                {"source": i, **r.to_dict(), "compressed_text": r.compressed_text}
+                for i, r in enumerate(self.sources, start=1)
+            ],
+            "mode": self.mode,
+            "decline_reason": self.decline_reason,
+            "invalid_citations": list(self.invalid_citations),
+            "uncited": self.uncited,
+            "verified": self.verified,
+            "model": self.model,
+            "usage": dict(self.usage),
+            "timings": dict(self.timings),
+            "retrieval_path": self.retrieval_path,
         }

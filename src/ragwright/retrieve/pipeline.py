@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragwright._sync import to_thread
 from ragwright.chunk.passages import merge_adjacent
@@ -25,22 +26,31 @@ from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
+from ragwright.models.llms.base import ChatModel, Message
 from ragwright.options import EnsembleOptions, RetrievalOptions
 from ragwright.postprocess.budget import apply_budget
+from ragwright.postprocess.compress import EmbeddingCompressor, LlmCompressor, apply_windows
 from ragwright.postprocess.diversity import mmr, redundancy_filter
 from ragwright.postprocess.reorder import lost_in_the_middle
 from ragwright.postprocess.rerank import Reranker, rerank
+from ragwright.retrieve.dispatch import choose_path
 from ragwright.retrieve.fusion import Fused, rrf, weighted_score
-from ragwright.stores.base import Hit, KeywordSearch, VectorSearch
+from ragwright.retrieve.transforms.options import TransformOptions
+from ragwright.retrieve.transforms.plan import Branch, QueryPlan, RetrievalTrace, build_plan, fuse_branches
+from ragwright.stores.base import Hit, HybridSearch, KeywordSearch, SparseSearch, VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ragwright.models.sparse.base import SparseEncoder
+
     Vector = npt.NDArray[np.float32]
     Matrix = npt.NDArray[np.float32]
 
 log = logging.getLogger(__name__)
+#: (conversation history, trace) of the ``ask`` call in progress, for the pipeline under the strategies.
+ASK_CONTEXT: ContextVar[tuple[Sequence[Any], RetrievalTrace | None]] = ContextVar("ragwright_ask", default=((), None))
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
@@ -57,34 +67,136 @@ def warn_inactive(names: list[str]) -> None:
 class Retriever:
     """Dense, keyword and hybrid retrieval over a store, under the caller's identity."""
 
-    def __init__(self, store: VectorSearch, embedder: Embedder, reranker: Reranker | None = None) -> None:
+    def __init__(
+        self,
+        store: VectorSearch,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
+        *,
+        llm: ChatModel | None = None,
+        transforms: TransformOptions | None = None,
+        sparse_encoder: SparseEncoder | None = None,
+    ) -> None:
+        """*llm* serves the configured query *transforms* (rewrite, multi-query, HyDE, self-query);
+        without one, or with no transform configured, retrieval never calls a model."""
+        if transforms is not None and not isinstance(transforms, TransformOptions):
+            raise ConfigError.invalid("transforms", transforms, "a TransformOptions or None")
         self.store, self.embedder, self.reranker = store, embedder, reranker
+        self.llm = llm
+        self.transforms = transforms if transforms is not None else TransformOptions()
+        self.sparse_encoder = sparse_encoder  # the sparse arm runs only with one (and a SparseSearch store)
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
+    async def retrieve(
+        self,
+        query: str,
+        options: RetrievalOptions,
+        identity: Identity,
+        *,
+        history: Sequence[Message | Mapping[str, Any]] = (),
+        trace: RetrievalTrace | None = None,
+    ) -> list[SearchResult]:
+        """Ranked results for *query*; *identity*'s security filter is applied inside every arm, unchanged.
+
+        With an ``llm`` and configured transforms, the call's switches (``use_query_rewrite``,
+        ``use_multi_query``, ``use_self_query``, ``use_hyde``) decide which run; every branch of the
+        plan runs the arms and the rankings are fused by RRF, the original query weighted highest.
+        *history* feeds conversation condensing; *trace* receives what ran, what fell back and which
+        self-query filters were relaxed. Cost: HyDE runs per branch, so multi-query with HyDE makes
+        ``(variant_count + 1) × hypothesis_count`` chat calls (12 with the defaults) per query.
+        """
+        if not history and trace is None:  # set by Rag.ask around the strategies that wrap this pipeline
+            history, trace = ASK_CONTEXT.get()
         if not isinstance(query, str) or not query.strip():
             raise ConfigError.invalid("query", query, "a non-empty question or search text")
         warn_inactive(options.inactive_requests())
-        flt: Filter | None = options.metadata_filter  # type: ignore[assignment]  # normalised by the options
-        arms = options.arms
-        pool = self._pool(options)
-        depth = pool if len(arms) == 1 else max(pool, options.arm_candidates)
+        trace = trace if trace is not None else RetrievalTrace(query)
+        plan = await build_plan(
+            query, options, llm=self.llm, config=self.transforms, embedder=self.embedder, history=history, trace=trace
+        )
+        if plan.skip:
+            log.debug("retrieval_path: skipped (needs_retrieval=false) %s", trace.summary())
+            return []
+        base: Filter | None = options.metadata_filter  # type: ignore[assignment]  # normalised by the options
+        pool, spec = self._pool(options), options.filter
         query_vector: list[Vector] = []
-        tasks = [self._arm(arm, query, depth, options, identity, flt, query_vector) for arm in arms]
+        results: list[SearchResult] = []
+        for flt, relaxed in plan.filter_steps(base):
+            if relaxed:
+                trace.relaxed_filters = list(relaxed)
+                log.info("self_query_relaxed: dropped %s after too few results", ",".join(relaxed))
+            query_vector.clear()
+            candidates = plan.boost(await self._candidates(plan, options, identity, flt, pool, query_vector))
+            results = list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), pool))
+            if plan.enough(len(results)):
+                break
+        log.debug(
+            "retrieval_path: %s arms=%s %s",
+            "native" if any(r.fusion == "native" for r in results) else "client",
+            ",".join(self._active_arms(options)),
+            trace.summary(),
+        )
+        return await self._postprocess(plan.rerank_query, results, options, query_vector, identity)
+
+    async def _candidates(
+        self,
+        plan: QueryPlan,
+        options: RetrievalOptions,
+        identity: Identity,
+        flt: Filter | None,
+        pool: int,
+        query_vector: list[Vector],
+    ) -> list[SearchResult]:
+        """Every branch runs the arms (keyword-only queries just BM25); several rankings fuse by RRF.
+        A store with native hybrid search serves the call itself when nothing would be lost (dispatch.py)."""
+        arms = self._active_arms(options)
+        depth = pool if len(arms) == 1 and plan.single else max(pool, options.arm_candidates)
+        path = choose_path(
+            self.store,
+            options,
+            sparse_active="sparse" in arms,
+            transforms_active=not plan.single or bool(plan.keyword_queries),
+        )
+        log.debug("hybrid_path: %s (%s)", path.path, path.reason)
+        if path.native:
+            return await self._native(plan.branches[0], depth, identity, flt, query_vector)
+        ranked = await asyncio.gather(
+            *(
+                self._branch(b, arms, depth, options, identity, flt, query_vector if i == 0 else [])
+                for i, b in enumerate(plan.branches)
+            ),
+            *(
+                self._branch(Branch(t, w, "keywords"), ("bm25",), depth, options, identity, flt, [])
+                for t, w in plan.keyword_queries
+            ),
+        )
+        if plan.single:
+            return ranked[0]
+        weights = [b.weight for b in plan.branches] + [w for _, w in plan.keyword_queries]
+        return fuse_branches(ranked, weights, (options.ensemble or EnsembleOptions()).rrf_k)
+
+    async def _branch(
+        self,
+        branch: Branch,
+        arms: Sequence[str],
+        depth: int,
+        options: RetrievalOptions,
+        identity: Identity,
+        flt: Filter | None,
+        query_vector: list[Vector],
+    ) -> list[SearchResult]:
+        vectors: list[Vector] = []
+        tasks = [self._arm(arm, branch.text, depth, options, identity, flt, vectors, branch.vector) for arm in arms]
         hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
+        if branch.vector is None and vectors:
+            branch.vector = vectors[0]  # reused when self-query filters are relaxed
+        query_vector.extend(vectors)
         if len(arms) == 1:
             (arm,) = arms
-            candidates: Iterable[SearchResult] = (
+            return [
                 SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)})
                 for rank, h in enumerate(hits_per_arm[arm], start=1)
-            )
-        else:
-            candidates = _fuse(hits_per_arm, options.ensemble or EnsembleOptions())
-        log.debug(
-            "retrieval_path: client arms=%s hits=%s", ",".join(arms), {a: len(h) for a, h in hits_per_arm.items()}
-        )
-        spec = options.filter
-        results = list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), pool))
-        return await self._postprocess(query, results, options, query_vector, identity)
+            ]
+        return list(_fuse(hits_per_arm, options.ensemble or EnsembleOptions()))
 
     def _pool(self, options: RetrievalOptions) -> int:
         """How many candidates the post-processing stages need (over-fetch for rerank/MMR/redundancy)."""
@@ -105,7 +217,8 @@ class Retriever:
         query_vector: list[Vector],
         identity: Identity,
     ) -> list[SearchResult]:
-        """redundancy → MMR → rerank → trim → parents → token budget → lost-in-the-middle (DESIGN.md order)."""
+        """redundancy → MMR → rerank → trim → parents → neighbours → sentence windows → compression →
+        token budget → lost-in-the-middle (DESIGN.md order)."""
         reranking = self.reranker is not None and options.use_reranking
         if (options.use_redundancy_filter or options.use_mmr) and results:
             vectors = await to_thread(self._vectors, results)
@@ -117,17 +230,37 @@ class Retriever:
                 picked = mmr(qv, vectors, len(results) if reranking else options.top_k, options.mmr_lambda)
                 results = [results[i] for i in picked]
         if reranking and self.reranker is not None:
-            results = await to_thread(rerank, self.reranker, query, results)
+            results = await to_thread(rerank, self.reranker, query, results, min_score=options.rerank_min_score)
         results = results[: options.top_k]
         if options.use_parent_document and any(r.chunk.parent_id for r in results):
             ratio = options.auto_merge_ratio if options.parent_mode == "auto_merge" else None
             results = await to_thread(self._swap_parents, results, identity, ratio)
         if options.neighbour_window > 0 and results:
             results = await to_thread(self._expand_neighbours, results, identity, options.neighbour_window)
-        results = apply_budget(results, lambda r: r.chunk.text, options.max_context_tokens)
+        if options.use_sentence_window:
+            results = apply_windows(results)
+        if options.use_compression and results:
+            results = await to_thread(self._compress, query, results, options, query_vector)
+        results = apply_budget(results, lambda r: r.compressed_text or r.chunk.text, options.max_context_tokens)
         if options.use_lost_in_the_middle_reordering:
             results = lost_in_the_middle(results)
         return results
+
+    def _compress(
+        self, query: str, results: list[SearchResult], options: RetrievalOptions, query_vector: list[Vector]
+    ) -> list[SearchResult]:
+        """Contextual compression: an LLM's verbatim extraction when asked for and configured, else by
+        embedding similarity; the full passage whenever compression cannot help."""
+        if options.compression == "llm" and self.llm is not None:
+            return LlmCompressor(self.llm).compress(query, results)
+        if options.compression == "llm":
+            log.warning("compression_fallback: compression='llm' needs a chat model; using embedding similarity")
+        compressor = EmbeddingCompressor(
+            self.embedder,
+            min_similarity=options.compression_min_similarity,
+            max_sentences=options.compression_max_sentences,
+        )
+        return compressor.compress(query, results, query_vector[0] if query_vector else None)
 
     def _swap_parents(
         self, results: list[SearchResult], identity: Identity, auto_merge: float | None = None
@@ -214,9 +347,11 @@ class Retriever:
         identity: Identity,
         flt: Filter | None,
         query_vector: list[Vector],
+        vector: Vector | None = None,
     ) -> list[Hit]:
         if arm == "dense":
-            vector = await to_thread(self.embedder.embed_query, query)
+            if vector is None:  # a HyDE branch brings its own vector (no query-embedding cache on that path)
+                vector = await to_thread(self.embedder.embed_query, query)
             query_vector.append(vector)
             return await to_thread(
                 self.store.search_dense,
@@ -226,12 +361,59 @@ class Retriever:
                 metadata_filter=flt,
                 min_score=options.min_score,
             )
+        if arm == "sparse":
+            return await self._sparse(query, depth, options, identity, flt)
         if not isinstance(self.store, KeywordSearch):
             raise ConfigError(
                 f"{type(self.store).__name__} has no keyword search; use a store with BM25 "
                 "(MemoryStore, SqliteStore) or set use_hybrid_search=False"
             )
         return await to_thread(self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt)
+
+    def _active_arms(self, options: RetrievalOptions) -> tuple[str, ...]:
+        """The call's arms, less the sparse arm when no encoder is configured or the store has none."""
+        arms = options.arms
+        if "sparse" in arms and (self.sparse_encoder is None or not isinstance(self.store, SparseSearch)):
+            arms = tuple(a for a in arms if a != "sparse")
+            if not arms:
+                raise ConfigError(
+                    "only the sparse arm is switched on, but no sparse encoder is configured (or the store has "
+                    "no sparse search); configure one (Rag(sparse_encoder='splade')) or switch another arm on"
+                )
+        return arms
+
+    async def _sparse(
+        self, query: str, depth: int, options: RetrievalOptions, identity: Identity, flt: Filter | None
+    ) -> list[Hit]:
+        """The sparse arm on the raw query text; a failure degrades to the other arms (``sparse_failed``)."""
+        assert self.sparse_encoder is not None and isinstance(self.store, SparseSearch)
+        try:
+            vector = await to_thread(self.sparse_encoder.encode_query, query)
+            return await to_thread(
+                self.store.search_sparse,
+                vector,
+                depth,
+                identity=identity,
+                metadata_filter=flt,
+                min_score=options.min_score,
+            )
+        except Exception as exc:  # degrade, never break (seed 000)
+            log.warning("sparse_failed: %s: %s; the other arms serve the query", type(exc).__name__, exc)
+            return []
+
+    async def _native(
+        self, branch: Branch, depth: int, identity: Identity, flt: Filter | None, query_vector: list[Vector]
+    ) -> list[SearchResult]:
+        """One native hybrid call; scores are on the store's fusion scale (``fusion="native"``)."""
+        assert isinstance(self.store, HybridSearch)
+        vector = branch.vector
+        if vector is None:
+            vector = await to_thread(self.embedder.embed_query, branch.text)
+        query_vector.append(vector)
+        hits = await to_thread(
+            self.store.search_hybrid, branch.text, vector, depth, identity=identity, metadata_filter=flt
+        )
+        return [SearchResult(h.chunk, h.score, fusion="native") for h in hits]
 
 
 def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> Iterator[SearchResult]:

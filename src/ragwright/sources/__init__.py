@@ -4,16 +4,35 @@ from ragwright.sources.base import Source, SourceItem
 from ragwright.sources.filesystem import FileListSource, FolderSource
 from ragwright.sources.jsonl import JsonlSource
 from ragwright.sources.memory import BytesSource
+from ragwright.sources.url import UrlSource
 
-__all__ = ["BytesSource", "FileListSource", "FolderSource", "JsonlSource", "Source", "SourceItem", "open_source"]
+__all__ = [
+    "BytesSource",
+    "FileListSource",
+    "FolderSource",
+    "JsonlSource",
+    "Source",
+    "SourceItem",
+    "UrlSource",
+    "open_source",
+]
 
 
-def open_source(path: str) -> Source:
-    """The source for a CLI path: a folder, a ``.jsonl`` corpus, or a single file."""
+def open_source(path: str, *, allow_http: bool = False) -> Source:
+    """The source for a CLI path: a folder, a ``.jsonl`` corpus, or a single file; an http(s) URL only
+    with *allow_http* (``ragwright ingest --allow-http URL``; in Python, pass a :class:`UrlSource`)."""
     from pathlib import Path
 
     from ragwright.errors import ConfigError
+    from ragwright.sources.url import UrlSource, is_url
 
+    if is_url(path):
+        if not allow_http:
+            raise ConfigError(
+                f"{path} is a URL: ragwright fetches URLs only when asked (ragwright ingest --allow-http URL, "
+                "or UrlSource([...]) in Python)"
+            )
+        return UrlSource([path])
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{path}: no such file or folder")

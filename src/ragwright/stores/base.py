@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ragwright.models.sparse.base import SparseVector
+
     Vector = npt.NDArray[np.float32]
     Matrix = npt.NDArray[np.float32]
 
@@ -162,5 +164,63 @@ class EmbeddingInfo(Protocol):
     def bind_embedder(self, name: str, dimension: int) -> None: ...
 
 
-class Store(ChunkStore, Registry, Staging, VectorSearch, KeywordSearch, EmbeddingInfo, Protocol):
+@runtime_checkable
+class IndexVersioned(Protocol):
+    """A counter bumped in the same transaction as every chunk write, delete and ACL update.
+
+    Cache keys include it, so no cached result survives a change of what the index holds or who may
+    see it (seed 003 §18: "version the index in the key, bump on ingestion").
+    """
+
+    def index_version(self) -> int: ...
+
+
+@runtime_checkable
+class SparseSearch(Protocol):
+    """Learned sparse (SPLADE) vectors per chunk and dot-product search, filtered before top-k.
+
+    Vectors are written after the chunks (``put_sparse``) and belong to one encoder: vectors of another
+    encoder are dropped when a new one writes. ``missing_sparse`` lists the chunks still without one
+    (ingestion back-fills them). Scores are dot products; ``min_score`` is a floor on that scale.
+    """
+
+    def put_sparse(self, vectors: Sequence[tuple[str, SparseVector]], *, encoder: str) -> None: ...
+
+    def missing_sparse(self, encoder: str) -> list[tuple[str, str]]:
+        """``(chunk id, text to encode)`` of every chunk without a vector from *encoder*."""
+        ...
+
+    def search_sparse(
+        self,
+        query: SparseVector,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]: ...
+
+
+@runtime_checkable
+class HybridSearch(Protocol):
+    """A store that fuses dense and keyword search itself, in one call (seed 000 ``IHybridSearchable``).
+
+    The pipeline uses it only when the call asks for nothing native fusion would lose
+    (:mod:`ragwright.retrieve.dispatch`). ``hybrid_native_only``: the store's capability exists only on
+    that path (the pipeline refuses, naming the setting, rather than silently falling back).
+    ``hybrid_score_scale``: how the fused scores read (usually ``OPAQUE_RANKING``).
+    """
+
+    @property
+    def hybrid_native_only(self) -> bool: ...
+
+    @property
+    def hybrid_score_scale(self) -> ScoreScale: ...
+
+    def search_hybrid(
+        self, query: str, vector: Vector, k: int, *, identity: Identity, metadata_filter: Filter | None = None
+    ) -> list[Hit]: ...
+
+
+class Store(ChunkStore, Registry, Staging, VectorSearch, KeywordSearch, EmbeddingInfo, IndexVersioned, Protocol):
     """Everything the pipeline needs from a store."""

@@ -1,21 +1,28 @@
 """Test doubles. These are for *unit tests* only and are never used by the product itself.
 
 :class:`HashingEmbedder` maps words to hashed dimensions (a bag of words), which makes similarity
-predictable in tests without loading a model.
+predictable in tests without loading a model. :class:`ScriptedChat` is a chat model replying from a
+script and recording every call.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ragwright.errors import GenerationError
+from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"\s*\S+\s*|\s+")
 
 
 class HashingEmbedder:
@@ -63,3 +70,105 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         return self._vector(text)
+
+
+Reply: TypeAlias = "str | BaseException | Callable[[list[Message]], str]"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCall:
+    """One recorded call of :class:`ScriptedChat`: the messages and the keyword arguments."""
+
+    messages: list[Message]
+    kwargs: dict[str, Any]
+    stream: bool = False
+
+    @property
+    def last_user(self) -> str:
+        """The content of the last user message ("" when there is none)."""
+        return next((m.content for m in reversed(self.messages) if m.role == "user"), "")
+
+
+class ScriptedChat:
+    """A :class:`~ragwright.models.llms.base.ChatModel` for tests that replies from a script.
+
+    *script* is either a list consumed in order — each item a reply string, an exception to raise, or
+    a callable ``f(messages) -> str`` — or a single callable used for every call. When the list runs
+    out, *default* is replied (or :class:`GenerationError` raised when *default* is ``None``).
+    Every call is recorded in :attr:`calls`. ``stream`` splits the reply into word tokens (each word
+    with its following whitespace), so ``"".join(stream(...)) == chat(...).text``.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[Reply] | Callable[[list[Message]], str] = (),
+        *,
+        default: str | None = None,
+        name: str = "test/scripted",
+    ) -> None:
+        self._fn: Callable[[list[Message]], str] | None = None
+        self._queue: list[Reply] = []
+        if callable(script):
+            self._fn = script
+        else:
+            self._queue = list(script)
+        self._default, self._name = default, name
+        self._lock = threading.Lock()
+        self.calls: list[ChatCall] = []
+        self.ledger = ChatLedger()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def remaining(self) -> int:
+        """Scripted replies not consumed yet."""
+        return len(self._queue)
+
+    def _reply(self, messages: Sequence[Message | Mapping[str, Any]], kwargs: dict[str, Any], stream: bool) -> str:
+        msgs = [Message.coerce(m) for m in messages]
+        with self._lock:
+            self.calls.append(ChatCall(msgs, kwargs, stream))
+            if self._fn is not None:
+                item: Reply = self._fn
+            elif self._queue:
+                item = self._queue.pop(0)
+            elif self._default is not None:
+                item = self._default
+            else:
+                raise GenerationError(f"ScriptedChat: script exhausted after {len(self.calls) - 1} calls")
+        if isinstance(item, BaseException):
+            raise item
+        text = item(msgs) if callable(item) else item
+        if not isinstance(text, str):
+            raise TypeError(f"ScriptedChat: a scripted reply must be a string, got {type(text).__name__}")
+        return text
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> ChatResponse:
+        kwargs = {"temperature": temperature, "max_tokens": max_tokens, "json_schema": json_schema, "stop": stop}
+        text = self._reply(messages, kwargs, stream=False)
+        prompt_tokens = sum(len(_WORD.findall(Message.coerce(m).content)) for m in messages)
+        usage = Usage(prompt_tokens, len(_WORD.findall(text)))
+        self.ledger.record(usage, 0.0)
+        return ChatResponse(text=text, usage=usage, model=self._name, finish_reason="stop")
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+    ) -> Iterator[str]:
+        kwargs = {"temperature": temperature, "max_tokens": max_tokens, "stop": stop}
+        text = self._reply(messages, kwargs, stream=True)
+        return iter(_TOKEN.findall(text))

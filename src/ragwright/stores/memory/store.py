@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,19 +15,33 @@ from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import Hit, ScoreScale
 from ragwright.stores.common import check_embedder, check_vectors, deleted_record
+from ragwright.stores.memory.tags import MemoryTagTable
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ragwright.index.ann import AnnParams, DenseView
+    from ragwright.index.sparse import SparseIndex
+    from ragwright.models.sparse.base import SparseVector
+
 
 class MemoryStore:
     """Chunks, vectors and registry in memory. Thread-safe; lost when the process ends."""
 
-    def __init__(self, *, keyword_analyzer: str = "default") -> None:
+    def __init__(self, *, keyword_analyzer: str = "default", ann: AnnParams | None = None) -> None:
+        """*ann*: when dense search switches from exact to the HNSW graph (default: 20k vectors)."""
         from ragwright.index import Bm25Index
+        from ragwright.index.ann import DenseIndex
 
         self._bm25 = Bm25Index(keyword_analyzer)
+        self._dense = DenseIndex(ann)
+        self._dense_at: int | None = None  # the index version the dense index reflects
+        self._dense_ids: list[str] = []  # matrix row -> chunk id
+        self._labels: dict[str, int] = {}  # chunk id -> graph key (stable while the chunk lives)
+        self._next_label = 0
+        self._sparse: SparseIndex | None = None  # learned sparse vectors by chunk id (put_sparse)
+        self._sparse_encoder: str | None = None
         self._lock = threading.RLock()
         self._chunks: dict[str, Chunk] = {}
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -36,6 +51,10 @@ class MemoryStore:
         self._staged: dict[str, bytes] = {}
         self._parents: dict[str, Chunk] = {}
         self._parsed: dict[tuple[str, str], Document] = {}
+        # Bumped with every chunk write, delete and ACL update (cache keys); starts from the clock so a
+        # new store never reuses an old one's versions in a shared cache.
+        self._index_version = time.time_ns() // 1000
+        self._tags: MemoryTagTable | None = None
 
     # -- embedding model guard -------------------------------------------------------------
     def bind_embedder(self, name: str, dimension: int) -> None:
@@ -72,6 +91,7 @@ class MemoryStore:
             self._parents = {k: v for k, v in self._parents.items() if v.document_id != record.document_id}
             self._parents.update({p.id: p for p in parents})
             self._records[record.document_id] = record
+            self._index_version += 1
 
     def remove_document(self, document_id: str) -> int:
         with self._lock:
@@ -84,6 +104,7 @@ class MemoryStore:
             rec = self._records.get(document_id)
             if rec is not None:
                 self._records[document_id] = deleted_record(rec)
+            self._index_version += 1
             return len(ids)
 
     def stage(self, content_hash: str, data: bytes) -> None:
@@ -124,7 +145,20 @@ class MemoryStore:
             for pid, parent in list(self._parents.items()):
                 if parent.document_id == document_id:
                     self._parents[pid] = parent.with_access(tenant, acl)
+            self._index_version += 1
             return len(ids)
+
+    def index_version(self) -> int:
+        """Bumped by every chunk write, delete and ACL update; cache keys include it."""
+        with self._lock:
+            return self._index_version
+
+    def tag_table(self) -> MemoryTagTable:
+        """The tag vectors of tag-based retrieval, kept in memory beside the chunks."""
+        with self._lock:
+            if self._tags is None:
+                self._tags = MemoryTagTable(self.get_record)
+            return self._tags
 
     def check_integrity(self) -> list[str]:
         problems: list[str] = []
@@ -196,11 +230,85 @@ class MemoryStore:
             ]
             if not eligible:
                 return []
-            mat = np.stack([self._vectors[c.id] for c in eligible])
+            threshold = self._dense.params.threshold
+            use_graph = threshold is not None and len(self._chunks) >= threshold
+            if use_graph:  # past the threshold: the dense index (HNSW, filtered with oversampling)
+                view, ids = self._dense_view(), self._dense_ids
+                wanted = np.sort(np.array([self._labels[c.id] for c in eligible], dtype=np.int64))
+            else:
+                mat = np.stack([self._vectors[c.id] for c in eligible])
+        if use_graph:
+            positions = np.searchsorted(view.keys, wanted)
+            ranked, top = self._dense.search(
+                np.asarray(vector, dtype=np.float32),
+                k,
+                eligible=None if positions.size == len(ids) else positions,
+                min_score=min_score,
+                view=view,
+            )
+            by_id = {c.id: c for c in eligible}
+            return [Hit(by_id[ids[p]], sc) for p, sc in zip(ranked.tolist(), top.tolist(), strict=True)]
         scores = mat @ np.asarray(vector, dtype=np.float32)
         order = sorted(range(len(eligible)), key=lambda i: (-float(scores[i]), eligible[i].id))
         hits = [Hit(eligible[i], float(scores[i])) for i in order if float(scores[i]) >= min_score]
         return hits[:k]
+
+    def _dense_view(self) -> DenseView:
+        """The dense index brought up to date with the chunks (call under the lock). Graph keys are
+        per chunk id (a chunk id names fixed content, so its vector never changes while it lives)."""
+        import numpy as np
+
+        version = getattr(self, "_index_version", None)
+        if self._dense_at is None or version is None or self._dense_at != version:
+            labels = self._labels
+            for cid in labels.keys() - self._chunks.keys():
+                del labels[cid]
+            for cid in self._chunks.keys() - labels.keys():
+                self._next_label += 1
+                labels[cid] = self._next_label
+            ids = sorted(self._chunks, key=labels.__getitem__)
+            keys = np.array([labels[c] for c in ids], dtype=np.int64)
+            dim = self._embedder[1] if self._embedder else 0
+            matrix = np.stack([self._vectors[c] for c in ids]) if ids else np.zeros((0, dim), np.float32)
+            self._dense.sync(keys, np.ascontiguousarray(matrix, dtype=np.float32))
+            self._dense_ids, self._dense_at = ids, version
+        return self._dense.view()
+
+    # -- learned sparse vectors -------------------------------------------------------------------
+    def put_sparse(self, vectors: Sequence[tuple[str, SparseVector]], *, encoder: str) -> None:
+        from ragwright.index.sparse import SparseIndex
+
+        with self._lock:
+            if self._sparse is None or self._sparse_encoder != encoder:
+                self._sparse, self._sparse_encoder = SparseIndex(), encoder
+            self._sparse.upsert((cid, v) for cid, v in vectors if cid in self._chunks)
+
+    def missing_sparse(self, encoder: str) -> list[tuple[str, str]]:
+        with self._lock:
+            index = self._sparse if self._sparse_encoder == encoder else None
+            if index is not None:
+                index.remove([cid for cid in index.ids() if cid not in self._chunks])
+            return [(c.id, c.text_for_embedding) for c in self._chunks.values() if index is None or c.id not in index]
+
+    def search_sparse(
+        self,
+        query: SparseVector,
+        k: int,
+        *,
+        identity: Identity,
+        metadata_filter: Filter | None = None,
+        min_score: float = 0.0,
+    ) -> list[Hit]:
+        with self._lock:
+            if self._sparse is None:
+                return []
+            allowed = {
+                c.id
+                for c in self._chunks.values()
+                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
+            }
+            hits = self._sparse.search(query, k, allowed=allowed, min_score=min_score)
+            return [Hit(self._chunks[cid], score) for cid, score in hits if cid in self._chunks]
 
     @property
     def keyword_analyzer(self) -> str:

@@ -3,21 +3,77 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
 
-SCHEMA_VERSION: Final = 1
+#: 2 added physical collections and aliases (blue/green reindex); a version-1 file is migrated on open.
+SCHEMA_VERSION: Final = 2
+
+#: The physical collection every store file starts with; its tables keep their historical names.
+MAIN_COLLECTION: Final = "main"
+#: The alias readers follow; ``ragwright reindex`` moves it to a new physical collection.
+LIVE_ALIAS: Final = "live"
 
 CHUNK_COLUMNS: Final = (
     "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
     "prev_id, next_id, metadata, tenant, acl"
 )
 
-SCHEMA: Final = (
+
+class Tables(NamedTuple):
+    """The table names of one physical collection (``main``: ``documents``, ``chunks``, ``parents``)."""
+
+    name: str
+    documents: str
+    chunks: str
+    parents: str
+
+    @classmethod
+    def of(cls, name: str) -> Tables:
+        if name == MAIN_COLLECTION:
+            return cls(name, "documents", "chunks", "parents")
+        if not name.isidentifier() or not name.isascii():
+            raise ValueError(f"invalid collection name {name!r}")
+        return cls(name, f"documents__{name}", f"chunks__{name}", f"parents__{name}")
+
+    def meta_key(self, key: str) -> str:
+        """A ``rag_metadata`` key of this collection (the embedding binding is per collection)."""
+        return key if self.name == MAIN_COLLECTION else f"{key}@{self.name}"
+
+
+#: Tables shared by every collection of a file: staging is by content hash, so a new collection
+#: re-uses the raw bytes and parsed documents of the live one.
+GLOBAL_SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS rag_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS documents (
+    """CREATE TABLE IF NOT EXISTS staged (
+        content_hash TEXT PRIMARY KEY,
+        data BLOB NOT NULL,
+        size INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS parsed (
+        content_hash TEXT NOT NULL,
+        parser_version TEXT NOT NULL,
+        document TEXT NOT NULL,
+        PRIMARY KEY (content_hash, parser_version)
+    )""",
+    """CREATE TABLE IF NOT EXISTS collections (
+        name TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        note TEXT NOT NULL DEFAULT ''
+    )""",
+    """CREATE TABLE IF NOT EXISTS aliases (
+        alias TEXT PRIMARY KEY,
+        collection TEXT NOT NULL,
+        previous TEXT,
+        switched_at REAL NOT NULL
+    )""",
+)
+
+#: The tables of one physical collection, formatted with :class:`Tables` names.
+COLLECTION_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS {documents} (
         document_id TEXT PRIMARY KEY,
         source TEXT NOT NULL,
         content_hash TEXT NOT NULL,
@@ -34,11 +90,11 @@ SCHEMA: Final = (
         title TEXT,
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
-        metadata TEXT NOT NULL DEFAULT '{}'
+        metadata TEXT NOT NULL DEFAULT '{{}}'
     )""",
-    "CREATE INDEX IF NOT EXISTS documents_status ON documents(status)",
-    "CREATE INDEX IF NOT EXISTS documents_model ON documents(embedding_model)",
-    """CREATE TABLE IF NOT EXISTS chunks (
+    "CREATE INDEX IF NOT EXISTS {documents}_status ON {documents}(status)",
+    "CREATE INDEX IF NOT EXISTS {documents}_model ON {documents}(embedding_model)",
+    """CREATE TABLE IF NOT EXISTS {chunks} (
         rowid INTEGER PRIMARY KEY,
         chunk_id TEXT NOT NULL UNIQUE,
         document_id TEXT NOT NULL,
@@ -56,9 +112,9 @@ SCHEMA: Final = (
         acl TEXT NOT NULL,
         vector BLOB NOT NULL
     )""",
-    "CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, position)",
-    "CREATE INDEX IF NOT EXISTS chunks_tenant ON chunks(tenant)",
-    """CREATE TABLE IF NOT EXISTS parents (
+    "CREATE INDEX IF NOT EXISTS {chunks}_document ON {chunks}(document_id, position)",
+    "CREATE INDEX IF NOT EXISTS {chunks}_tenant ON {chunks}(tenant)",
+    """CREATE TABLE IF NOT EXISTS {parents} (
         parent_id TEXT PRIMARY KEY,
         document_id TEXT NOT NULL,
         position INTEGER NOT NULL,
@@ -67,19 +123,17 @@ SCHEMA: Final = (
         tenant TEXT NOT NULL,
         acl TEXT NOT NULL
     )""",
-    "CREATE INDEX IF NOT EXISTS parents_document ON parents(document_id)",
-    """CREATE TABLE IF NOT EXISTS staged (
-        content_hash TEXT PRIMARY KEY,
-        data BLOB NOT NULL,
-        size INTEGER NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS parsed (
-        content_hash TEXT NOT NULL,
-        parser_version TEXT NOT NULL,
-        document TEXT NOT NULL,
-        PRIMARY KEY (content_hash, parser_version)
-    )""",
+    "CREATE INDEX IF NOT EXISTS {parents}_document ON {parents}(document_id)",
 )
+
+
+def collection_schema(tables: Tables) -> list[str]:
+    """The DDL of one physical collection's tables."""
+    return [s.format(**tables._asdict()) for s in COLLECTION_SCHEMA]
+
+
+#: Everything a fresh file holds (the global tables and the ``main`` collection).
+SCHEMA: Final = (*GLOBAL_SCHEMA, *collection_schema(Tables.of(MAIN_COLLECTION)))
 
 
 def chunk_from_row(row: tuple[Any, ...]) -> Chunk:

@@ -18,7 +18,7 @@ from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
-from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, chunk_from_row
+from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, Tables, chunk_from_row
 from ragwright.stores.sqlite.sql_filters import compile_filter, compile_security
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ragwright.index import Analyzer, Bm25Index
+    from ragwright.index.ann import DenseIndex
 
 
 class SqliteSearch:
@@ -42,6 +43,7 @@ class SqliteSearch:
     _chunk_ids: list[str]
     _bm25: Bm25Index | None
     _bm25_version: tuple[int, int] | None
+    _t: Tables  # the physical collection's table names (collections.py)
 
     def _version(self) -> tuple[int, int]:  # pragma: no cover - provided by the host
         raise NotImplementedError
@@ -57,7 +59,7 @@ class SqliteSearch:
 
         version = self._version()
         if self._matrix is None or self._rowids is None or version != self._matrix_version:
-            rows = self._conn.execute("SELECT rowid, vector, chunk_id FROM chunks ORDER BY rowid").fetchall()
+            rows = self._conn.execute(f"SELECT rowid, vector, chunk_id FROM {self._t.chunks} ORDER BY rowid").fetchall()
             dim = self.embedding_model[1] if self.embedding_model else 0
             self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             self._chunk_ids = [r[2] for r in rows]
@@ -70,7 +72,37 @@ class SqliteSearch:
             self._matrix_version = version
             self._eligible_cache.clear()
             self._allowed_cache.clear()
+            self._sync_dense(dim)
         return self._matrix, self._rowids
+
+    def _dense_index(self) -> DenseIndex:
+        """The exact/ANN index over the matrix (derived state; see :mod:`ragwright.index.ann`)."""
+        index: DenseIndex | None = getattr(self, "_dense", None)
+        if index is None:
+            from ragwright.index.ann import DenseIndex
+
+            index = self._dense = DenseIndex(getattr(self, "_ann_params", None))
+        return index
+
+    def _sync_dense(self, dim: int) -> None:
+        """Bring the dense index up to date with the reloaded matrix (call under the lock). Past the
+        threshold the graph follows incrementally, by (rowid, crc32 of chunk id): a reused rowid is noticed.
+        Its snapshot lives beside the store file, one per physical collection."""
+        import zlib
+        from pathlib import Path
+
+        import numpy as np
+
+        assert self._rowids is not None and self._matrix is not None
+        index = self._dense_index()
+        threshold = index.params.threshold
+        tags = None
+        if threshold is not None and (index.graph_size or self._rowids.size >= threshold):
+            tags = np.fromiter((zlib.crc32(c.encode()) for c in self._chunk_ids), np.uint32, len(self._chunk_ids))
+        path = str(getattr(self, "path", ":memory:"))
+        index.snapshot = None if path in ("", ":memory:") else Path(f"{path}.{self._t.name}.ann")
+        model = self.embedding_model
+        index.sync(self._rowids, self._matrix, tags, tag=f"{self._t.name}:{model[0] if model else ''}:{dim}")
 
     def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
         """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
@@ -91,7 +123,8 @@ class SqliteSearch:
             + compile_filter(metadata_filter, "metadata", params)
         )
         eligible = np.fromiter(
-            (r[0] for r in self._conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)), dtype=np.int64
+            (r[0] for r in self._conn.execute(f"SELECT rowid FROM {self._t.chunks} WHERE {where}", params)),
+            dtype=np.int64,
         )
         eligible.sort()
         positions = np.searchsorted(rowids, eligible)
@@ -110,34 +143,62 @@ class SqliteSearch:
         metadata_filter: Filter | None = None,
         min_score: float = 0.0,
     ) -> list[Hit]:
+        """Retried (up to 3 times) when a concurrent write or alias switch replaced some of the rows
+        the snapshot chose, so a document indexed before and after a write is never missed."""
+        hits: list[Hit] = []
+        for _ in range(3):
+            hits, complete = self._search_dense_once(vector, k, identity, metadata_filter, min_score)
+            if complete:
+                break
+        return hits
+
+    def _search_dense_once(
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        identity: Identity,
+        metadata_filter: Filter | None,
+        min_score: float,
+    ) -> tuple[list[Hit], bool]:
         import numpy as np
 
         with self._lock:  # a consistent snapshot; the arrays are replaced on change, never mutated
             matrix, rowids = self._load_matrix()
             positions = self._eligible_positions(identity, metadata_filter)
+            table, version = self._t.chunks, self._matrix_version
+            view = self._dense_index().view()
         if positions.size == 0 or matrix.shape[0] == 0:
-            return []
-        # Scoring every row and then picking the eligible ones beats copying the eligible sub-matrix.
-        scores = (matrix @ np.asarray(vector, dtype=np.float32))[positions]
-        keep = scores >= min_score
-        positions, scores = positions[keep], scores[keep]
-        if scores.size == 0:
-            return []
-        top = min(k, scores.size)
-        part = np.argpartition(-scores, top - 1)[:top] if top < scores.size else np.arange(scores.size)
-        order = part[np.lexsort((rowids[positions[part]], -scores[part]))]
-        chosen = [int(rowids[positions[i]]) for i in order]
+            return [], True
+        # Exact below the ANN threshold or for a small eligible subset; HNSW with oversampling otherwise.
+        ranked, top_scores = self._dense_index().search(
+            np.asarray(vector, dtype=np.float32),
+            k,
+            eligible=None if positions.size == rowids.size else positions,
+            min_score=min_score,
+            view=view,
+        )
+        if ranked.size == 0:
+            return [], True
+        chosen = rowids[ranked].tolist()
+        scores = top_scores.tolist()
         # The security filter is applied again here: a row may have changed since the snapshot above.
         params: list[Any] = [json.dumps(chosen)]
         security = compile_security(identity, "tenant", "acl", params)
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT rowid, {CHUNK_COLUMNS} FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
-                f"AND {security}",
-                params,
-            ).fetchall()
+            try:  # the snapshot's table: rowids belong to it, even if the alias moved meanwhile
+                rows = self._conn.execute(
+                    f"SELECT rowid, {CHUNK_COLUMNS} FROM {table} WHERE rowid IN (SELECT value FROM json_each(?)) "
+                    f"AND {security}",
+                    params,
+                ).fetchall()
+            except sqlite3.OperationalError:
+                if table == self._t.chunks:
+                    raise
+                return [], False  # the collection was dropped after the alias moved: search the live one
+            changed = self._version() != version
         by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows}
-        return [Hit(by_rowid[rid], float(scores[i])) for rid, i in zip(chosen, order, strict=True) if rid in by_rowid]
+        hits = [Hit(by_rowid[rid], score) for rid, score in zip(chosen, scores, strict=True) if rid in by_rowid]
+        return hits, len(hits) == len(chosen) or not changed
 
     # -- keyword search (BM25, derived state rebuilt from the stored chunks) -----------------------------
     @property
@@ -151,7 +212,7 @@ class SqliteSearch:
         self._load_matrix()
         if self._bm25 is None or self._bm25_version != self._matrix_version:
             index = Bm25Index(self._analyzer)
-            rows = self._conn.execute("SELECT chunk_id, COALESCE(embed_text, text) FROM chunks").fetchall()
+            rows = self._conn.execute(f"SELECT chunk_id, COALESCE(embed_text, text) FROM {self._t.chunks}").fetchall()
             index.upsert((r[0], r[1]) for r in rows)
             self._bm25, self._bm25_version = index, self._matrix_version
         return self._bm25
@@ -165,13 +226,20 @@ class SqliteSearch:
         metadata_filter: Filter | None = None,
         min_score: float = 0.0,
     ) -> list[Hit]:
-        with self._lock:
-            index = self._keyword_index()
-            allowed = self._allowed_ids(identity, metadata_filter)
-        hits = index.search(query, k, allowed=allowed, min_score=min_score)
-        # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
-        chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
-        return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
+        out: list[Hit] = []
+        for _ in range(3):  # retried when a concurrent write or alias switch replaced chunks it found
+            with self._lock:
+                index = self._keyword_index()
+                allowed = self._allowed_ids(identity, metadata_filter)
+                version = self._bm25_version
+            hits = index.search(query, k, allowed=allowed, min_score=min_score)
+            # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
+            chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
+            out = [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
+            with self._lock:
+                if len(out) == len(hits) or self._version() == version:
+                    break
+        return out
 
     def _allowed_ids(self, identity: Identity, metadata_filter: Filter | None) -> frozenset[str] | None:
         """The chunk ids the keyword arm may return (``None``: every chunk). Call under the lock.

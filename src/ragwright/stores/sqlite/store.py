@@ -15,6 +15,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,16 +28,21 @@ from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
 from ragwright.stores.common import check_embedder, check_vectors, deleted_record
+from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
     CHUNK_COLUMNS,
-    SCHEMA,
+    GLOBAL_SCHEMA,
+    MAIN_COLLECTION,
     SCHEMA_VERSION,
+    Tables,
     chunk_from_row,
     chunk_row,
     record_from_row,
 )
 from ragwright.stores.sqlite.search import SqliteSearch
+from ragwright.stores.sqlite.sparse import SqliteSparse
 from ragwright.stores.sqlite.sql_filters import compile_security
+from ragwright.stores.sqlite.tags import SqliteTagTable
 from ragwright.stores.sqlite.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -44,17 +50,27 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ragwright.index import Bm25Index
+    from ragwright.index.ann import AnnParams
 
 log = logging.getLogger(__name__)
 
 
-class SqliteStore(SqliteSearch):
+class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
     """A ragwright store in one SQLite file. Thread-safe (one connection behind a lock)."""
 
-    def __init__(self, path: str | Path, *, collection: str | None = None, keyword_analyzer: str = "default") -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        collection: str | None = None,
+        keyword_analyzer: str = "default",
+        ann: AnnParams | None = None,
+    ) -> None:
+        """*ann*: when the dense arm switches from exact search to the HNSW graph (default: 20k vectors)."""
         from ragwright.index import get_analyzer
 
         self.path = Path(path)
+        self._ann_params = ann
         self._analyzer = get_analyzer(keyword_analyzer)  # refuses an unknown name before touching the file
         if self.path.exists() and self.path.is_dir():
             raise StoreError(f"{self.path} is a directory; give the path of a store file")
@@ -72,6 +88,12 @@ class SqliteStore(SqliteSearch):
         self._bm25: Bm25Index | None = None
         self._bm25_version: tuple[int, int] | None = None
         self._local_writes = 0
+        # The physical collection read and written (see collections.py): the alias's, re-read when the
+        # file changes; a pinned store (building a reindex) never moves.
+        self._t = Tables.of(MAIN_COLLECTION)
+        self._pinned, self._stale = False, None
+        self._bound_here: tuple[str, int] | None = None
+        self._followed_at: tuple[int, int] | None = None
         try:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
             self._init_schema(collection)
@@ -94,16 +116,17 @@ class SqliteStore(SqliteSearch):
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         with self._transaction():
-            for statement in SCHEMA:
+            for statement in GLOBAL_SCHEMA:
                 conn.execute(statement)
             version = self._meta("schema_version")
-            if version is None:
+            if version in (None, "1"):  # new file, or version 1: collections and the alias are added
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
                 raise StoreError(
                     f"{self.path} has store schema version {version}; this ragwright reads version "
                     f"{SCHEMA_VERSION}. Re-ingest into a new store"
                 )
+            self._init_collections()
             if collection is not None:
                 stored = self._meta("collection")
                 if stored is not None and stored != collection:
@@ -113,12 +136,20 @@ class SqliteStore(SqliteSearch):
                         stored,
                         collection,
                     )
+                    self._wipe_collections()
                     for table in ("chunks", "documents", "staged", "parsed", "parents"):
                         conn.execute(f"DELETE FROM {table}")
                     conn.execute("DELETE FROM rag_metadata WHERE key IN ('embedding_model','embedding_dimension')")
+                    self._bump_index_version()
                 self._set_meta("collection", collection)
+            # The index version starts from the clock, so a re-created file never reuses old versions.
+            self._conn.execute(
+                "INSERT OR IGNORE INTO rag_metadata(key, value) VALUES ('index_version', ?)",
+                (str(time.time_ns() // 1000),),
+            )
 
     def _transaction(self) -> Transaction:
+        self._check_writable()
         return Transaction(self._conn, self._lock)
 
     def _meta(self, key: str) -> str | None:
@@ -131,6 +162,23 @@ class SqliteStore(SqliteSearch):
             (key, value),
         )
 
+    def _bump_index_version(self) -> None:
+        """Called inside the transaction of every chunk write, delete and ACL update."""
+        self._conn.execute(
+            "INSERT INTO rag_metadata(key, value) VALUES ('index_version', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    def index_version(self) -> int:
+        """Bumped by every chunk write, delete and ACL update (by any process); cache keys include it."""
+        with self._lock:
+            value = self._meta("index_version")
+        return int(value) if value else 0
+
+    def tag_table(self) -> SqliteTagTable:
+        """The tag vectors of tag-based retrieval (tables of :mod:`ragwright.stores.sqlite.tags`)."""
+        return SqliteTagTable(self._conn, self._transaction, self._lock)
+
     @property
     def collection(self) -> str | None:
         with self._lock:
@@ -139,14 +187,15 @@ class SqliteStore(SqliteSearch):
     @property
     def embedding_model(self) -> tuple[str, int] | None:
         with self._lock:
-            name, dim = self._meta("embedding_model"), self._meta("embedding_dimension")
-        return None if name is None or dim is None else (name, int(dim))
+            self._version()  # follow the alias first
+            return self._binding(self._t.name)
 
     def bind_embedder(self, name: str, dimension: int) -> None:
         with self._transaction():
             check_embedder(self.embedding_model, name, dimension, f"the store {self.path}")
-            self._set_meta("embedding_model", name)
-            self._set_meta("embedding_dimension", str(dimension))
+            self._set_meta(self._t.meta_key("embedding_model"), name)
+            self._set_meta(self._t.meta_key("embedding_dimension"), str(dimension))
+            self._bound_here = (name, dimension)
 
     @property
     def score_scale(self) -> ScoreScale:
@@ -168,24 +217,27 @@ class SqliteStore(SqliteSearch):
             in_sync = self._keyword_in_sync()
             with self._transaction():
                 self._conn.executemany(
-                    f"INSERT OR REPLACE INTO chunks ({CHUNK_COLUMNS}, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT OR REPLACE INTO {self._t.chunks} ({CHUNK_COLUMNS}, vector) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     rows,
                 )
                 superseded = [
                     r[0]
                     for r in self._conn.execute(
-                        "SELECT chunk_id FROM chunks WHERE document_id = ? "
+                        f"SELECT chunk_id FROM {self._t.chunks} WHERE document_id = ? "
                         "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
                         (record.document_id, new_ids),
                     )
                 ]
                 self._conn.execute(
-                    "DELETE FROM chunks WHERE document_id = ? AND chunk_id NOT IN (SELECT value FROM json_each(?))",
+                    f"DELETE FROM {self._t.chunks} WHERE document_id = ? "
+                    "AND chunk_id NOT IN (SELECT value FROM json_each(?))",
                     (record.document_id, new_ids),
                 )
-                self._conn.execute("DELETE FROM parents WHERE document_id = ?", (record.document_id,))
+                self._conn.execute(f"DELETE FROM {self._t.parents} WHERE document_id = ?", (record.document_id,))
                 self._conn.executemany(
-                    "INSERT OR REPLACE INTO parents(parent_id, document_id, position, text, metadata, tenant, acl) "
+                    f"INSERT OR REPLACE INTO {self._t.parents}"
+                    "(parent_id, document_id, position, text, metadata, tenant, acl) "
                     "VALUES (?,?,?,?,?,?,?)",
                     [
                         (
@@ -201,6 +253,7 @@ class SqliteStore(SqliteSearch):
                     ],
                 )
                 self._write_record(record)
+                self._bump_index_version()
                 self._local_writes += 1
             self._sync_keyword(in_sync, superseded, [(c.id, c.text_for_embedding) for c in chunks])
 
@@ -210,13 +263,16 @@ class SqliteStore(SqliteSearch):
             with self._transaction():
                 ids = [
                     r[0]
-                    for r in self._conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))
+                    for r in self._conn.execute(
+                        f"SELECT chunk_id FROM {self._t.chunks} WHERE document_id = ?", (document_id,)
+                    )
                 ]
-                self._conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
-                self._conn.execute("DELETE FROM parents WHERE document_id = ?", (document_id,))
+                self._conn.execute(f"DELETE FROM {self._t.chunks} WHERE document_id = ?", (document_id,))
+                self._conn.execute(f"DELETE FROM {self._t.parents} WHERE document_id = ?", (document_id,))
                 rec = self._get_record(document_id)
                 if rec is not None:
                     self._write_record(deleted_record(rec))
+                self._bump_index_version()
                 self._local_writes += 1
             self._sync_keyword(in_sync, ids, [])
         return len(ids)
@@ -253,7 +309,7 @@ class SqliteStore(SqliteSearch):
 
     def prune_staging(self) -> int:
         """Drop staged bytes and parsed documents no live registry record refers to."""
-        live = "SELECT content_hash FROM documents WHERE status != 'deleted'"
+        live = self._live_hash_sql()  # staging is shared by every collection of the file
         with self._transaction():
             a = self._conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({live})").rowcount
             b = self._conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({live})").rowcount
@@ -265,17 +321,18 @@ class SqliteStore(SqliteSearch):
             in_sync = self._keyword_in_sync()
             with self._transaction():
                 cur = self._conn.execute(
-                    "UPDATE chunks SET tenant = ?, acl = ? WHERE document_id = ?",
+                    f"UPDATE {self._t.chunks} SET tenant = ?, acl = ? WHERE document_id = ?",
                     (tenant, json.dumps(list(acl)), document_id),
                 )
                 self._conn.execute(
-                    "UPDATE documents SET tenant = ?, acl = ? WHERE document_id = ?",
+                    f"UPDATE {self._t.documents} SET tenant = ?, acl = ? WHERE document_id = ?",
                     (tenant, json.dumps(list(acl)), document_id),
                 )
                 self._conn.execute(
-                    "UPDATE parents SET tenant = ?, acl = ? WHERE document_id = ?",
+                    f"UPDATE {self._t.parents} SET tenant = ?, acl = ? WHERE document_id = ?",
                     (tenant, json.dumps(list(acl)), document_id),
                 )
+                self._bump_index_version()
                 self._local_writes += 1
             self._sync_keyword(in_sync, [], [])
         return int(cur.rowcount)
@@ -285,32 +342,39 @@ class SqliteStore(SqliteSearch):
         wrong, vectors of the wrong size, a keyword index out of step with the chunks."""
         problems: list[str] = []
         with self._lock:
+            self._version()
             for (doc,) in self._conn.execute(
-                "SELECT DISTINCT c.document_id FROM chunks c LEFT JOIN documents d ON d.document_id = c.document_id "
+                f"SELECT DISTINCT c.document_id FROM {self._t.chunks} c "
+                f"LEFT JOIN {self._t.documents} d ON d.document_id = c.document_id "
                 "WHERE d.document_id IS NULL OR d.status = 'deleted'"
             ):
                 problems.append(f"orphan chunks of {doc!r} (no live registry record)")
             for doc, expected, actual in self._conn.execute(
-                "SELECT d.document_id, d.chunk_count, COUNT(c.rowid) FROM documents d "
-                "LEFT JOIN chunks c ON c.document_id = d.document_id WHERE d.status = 'indexed' "
+                f"SELECT d.document_id, d.chunk_count, COUNT(c.rowid) FROM {self._t.documents} d "
+                f"LEFT JOIN {self._t.chunks} c ON c.document_id = d.document_id WHERE d.status = 'indexed' "
                 "GROUP BY d.document_id HAVING COUNT(c.rowid) != d.chunk_count"
             ):
                 problems.append(f"{doc!r} is indexed with {expected} chunks but {actual} are stored")
             bound = self.embedding_model
             if bound is not None:
                 (bad,) = self._conn.execute(
-                    "SELECT COUNT(*) FROM chunks WHERE length(vector) != ?", (bound[1] * 4,)
+                    f"SELECT COUNT(*) FROM {self._t.chunks} WHERE length(vector) != ?", (bound[1] * 4,)
                 ).fetchone()
                 if bad:
                     problems.append(f"{bad} chunks have vectors of the wrong size")
-            ids = {r[0] for r in self._conn.execute("SELECT chunk_id FROM chunks")}
+            ids = {r[0] for r in self._conn.execute(f"SELECT chunk_id FROM {self._t.chunks}")}
             index = self._keyword_index()
             if len(index) != len(ids) or any(cid not in index for cid in ids):
                 problems.append("the keyword index is out of step with the stored chunks")
         return problems
 
     def _version(self) -> tuple[int, int]:
-        return (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
+        """Changes when this file changed (any process); re-reads the alias then (call under the lock)."""
+        version = (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
+        if version != self._followed_at:
+            self._follow()
+            version = self._followed_at = (version[0], self._local_writes)
+        return version
 
     def _keyword_in_sync(self) -> bool:
         return self._bm25 is not None and self._bm25_version == self._version()
@@ -325,12 +389,14 @@ class SqliteStore(SqliteSearch):
         self._bm25_version = self._version()
 
     def record(self, record: DocumentRecord) -> None:
+        with self._lock:
+            self._version()
         with self._transaction():
             self._write_record(record)
 
     def _write_record(self, r: DocumentRecord) -> None:
         self._conn.execute(
-            "INSERT OR REPLACE INTO documents (document_id, source, content_hash, status, parser_version, "
+            f"INSERT OR REPLACE INTO {self._t.documents} (document_id, source, content_hash, status, parser_version, "
             "chunker_version, embedding_model, chunk_count, stage, reason, tenant, acl, source_root, title, "
             "created_at, updated_at, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -356,18 +422,20 @@ class SqliteStore(SqliteSearch):
 
     # -- reads ---------------------------------------------------------------------------------------
     def _get_record(self, document_id: str) -> DocumentRecord | None:
-        row = self._conn.execute("SELECT * FROM documents WHERE document_id = ?", (document_id,)).fetchone()
+        row = self._conn.execute(f"SELECT * FROM {self._t.documents} WHERE document_id = ?", (document_id,)).fetchone()
         return None if row is None else record_from_row(row)
 
     def get_record(self, document_id: str) -> DocumentRecord | None:
         with self._lock:
+            self._version()
             return self._get_record(document_id)
 
     def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]:
-        sql, params = "SELECT * FROM documents", []
-        if status is not None:
-            sql, params = sql + " WHERE status = ?", [status.value]
         with self._lock:
+            self._version()
+            sql, params = f"SELECT * FROM {self._t.documents}", []
+            if status is not None:
+                sql, params = sql + " WHERE status = ?", [status.value]
             rows = self._conn.execute(sql + " ORDER BY document_id", params).fetchall()
         return [record_from_row(r) for r in rows]
 
@@ -377,8 +445,10 @@ class SqliteStore(SqliteSearch):
         # chunk_id lookup: 50 ids at 100k chunks took 122 ms that way, 0.5 ms this way.
         security = compile_security(identity, "+tenant", "acl", params)
         with self._lock:
+            self._version()
             rows = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) AND {security}",
+                f"SELECT {CHUNK_COLUMNS} FROM {self._t.chunks} "
+                f"WHERE chunk_id IN (SELECT value FROM json_each(?)) AND {security}",
                 params,
             ).fetchall()
         by_id = {r[0]: chunk_from_row(r) for r in rows}
@@ -386,8 +456,9 @@ class SqliteStore(SqliteSearch):
 
     def document_chunks(self, document_id: str) -> list[Chunk]:
         with self._lock:
+            self._version()
             rows = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position", (document_id,)
+                f"SELECT {CHUNK_COLUMNS} FROM {self._t.chunks} WHERE document_id = ? ORDER BY position", (document_id,)
             ).fetchall()
         return [chunk_from_row(r) for r in rows]
 
@@ -396,8 +467,9 @@ class SqliteStore(SqliteSearch):
         params: list[Any] = [json.dumps(list(parent_ids))]
         security = compile_security(identity, "tenant", "acl", params)
         with self._lock:
+            self._version()
             rows = self._conn.execute(
-                "SELECT parent_id, document_id, position, text, metadata, tenant, acl FROM parents "
+                f"SELECT parent_id, document_id, position, text, metadata, tenant, acl FROM {self._t.parents} "
                 f"WHERE parent_id IN (SELECT value FROM json_each(?)) AND {security}",
                 params,
             ).fetchall()
@@ -419,18 +491,23 @@ class SqliteStore(SqliteSearch):
         import numpy as np
 
         with self._lock:
+            self._version()
             rows = self._conn.execute(
-                "SELECT chunk_id, vector FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                f"SELECT chunk_id, vector FROM {self._t.chunks} WHERE chunk_id IN (SELECT value FROM json_each(?))",
                 (json.dumps(list(chunk_ids)),),
             ).fetchall()
         return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
 
     def count_chunks(self) -> int:
         with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+            self._version()
+            return int(self._conn.execute(f"SELECT COUNT(*) FROM {self._t.chunks}").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
+            dense = getattr(self, "_dense", None)
+            if dense is not None:
+                dense.save()  # the ANN graph's snapshot, when it changed since it was last written
             self._conn.close()
 
     def __enter__(self) -> SqliteStore:

@@ -1,0 +1,61 @@
+"""``ragwright serve``: the HTTP API and web page over a store (``pip install 'ragwright[server]'``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ragwright.cli_common import State, command
+from ragwright.errors import ConfigError
+
+
+@click.command("serve")
+@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None, help="The store file.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option(
+    "--api-keys",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='Server config JSON: {"keys": [{"hash": …, "tenant": …, "groups": […]}], "sources": {…}, "limits": {…}}.',
+)
+@click.option("--hash-key", default=None, metavar="KEY", help="Print the SHA-256 hash of KEY for the config; exit.")
+@command
+def serve(
+    state: State, store_path: Path | None, host: str, port: int, config_path: Path | None, hash_key: str | None
+) -> None:
+    """Serve search, ask (streamed) and ingest over HTTP, with a web page at /."""
+    from ragwright.server.config import ServerConfig, is_loopback
+    from ragwright.server.config import hash_key as digest
+
+    if hash_key is not None:
+        state.emit({"hash": digest(hash_key)}, lambda: click.echo(digest(hash_key)))
+        return
+    config = ServerConfig.load(config_path) if config_path is not None else ServerConfig()
+    if not config.auth_required and not is_loopback(host):
+        raise ConfigError(
+            f"refusing to serve on {host} without API keys: anyone who can reach it could read and change the "
+            "store. Bind to 127.0.0.1, or give --api-keys FILE (make hashes with: ragwright serve --hash-key KEY)"
+        )
+    if not 0 < port < 65536:
+        raise ConfigError.invalid("--port", port, "a TCP port between 1 and 65535")
+    if store_path is not None:
+        state.store = store_path
+    from ragwright._deps import require
+
+    uvicorn = require("uvicorn", "server", "ragwright serve")
+    from ragwright.server import create_app
+
+    rag = state.open(must_exist=False)
+    try:
+        app = create_app(rag, config)
+        auth = f"{len(config.keys)} API key(s)" if config.auth_required else "no keys: anonymous, public content only"
+        click.echo(f"serving {state.store} on http://{host}:{port}/ ({auth})", err=True)
+        if state.as_json:
+            click.echo(json.dumps({"store": str(state.store), "host": host, "port": port}))
+        uvicorn.run(app, host=host, port=port, log_level="debug" if state.debug else "info")
+    finally:
+        rag.close()

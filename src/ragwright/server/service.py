@@ -1,0 +1,339 @@
+"""What the HTTP routes do, without HTTP: options from JSON, caller-scoped views, ingestion, answers.
+
+Every method takes the authenticated :class:`~ragwright.server.auth.Caller`; its identity is the only
+thing that sets the security filter. Request bodies may carry options, never a tenant or groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+import re
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragwright._sync import to_thread
+from ragwright.errors import ConfigError
+from ragwright.ingest import IngestReport
+from ragwright.model.identity import PUBLIC
+from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.model.results import RagResponse, SearchResult
+from ragwright.options import EnsembleOptions, RagOptions, RetrievalOptions
+from ragwright.rag import Rag
+from ragwright.server.auth import AuthError, Caller, require_writer
+from ragwright.server.config import ServerConfig
+from ragwright.server.limits import WorkLimiter, WorkTimeout
+
+log = logging.getLogger(__name__)
+
+#: Body keys that would name an identity: refused, since only the API key says who the caller is.
+IDENTITY_KEYS = frozenset({"tenant", "groups", "identity", "user"})
+
+
+class NotFound(Exception):
+    """An unknown (or invisible to this caller) document or source (→ 404)."""
+
+
+def refuse_identity_keys(values: Mapping[str, Any]) -> None:
+    named = sorted(IDENTITY_KEYS & set(values))
+    if named:
+        raise AuthError(403, f"{', '.join(named)} cannot be set in a request: tenant and groups come from your API key")
+
+
+def options_from_json(base: Any, raw: Any, max_top_k: int) -> Any:
+    """*base* (RetrievalOptions or RagOptions) with the JSON overrides in *raw*, validated."""
+    if raw is None:
+        return base
+    if not isinstance(raw, Mapping):
+        raise ConfigError("'options' must be a JSON object of option names to values")
+    values = dict(raw)
+    refuse_identity_keys(values)
+    if "filter" in values:
+        raise ConfigError("'filter' takes a Python Spec and cannot be sent over HTTP: use 'metadata_filter'")
+    if isinstance(values.get("ensemble"), Mapping):
+        values["ensemble"] = EnsembleOptions.from_dict(values["ensemble"])
+    options = base.merged(**values)
+    if options.top_k > max_top_k:
+        raise ConfigError.invalid("top_k", options.top_k, f"an integer <= {max_top_k} on this server")
+    for name in ("candidate_count", "mmr_candidate_count"):
+        value = getattr(options, name, None)
+        if value is not None and value > 10 * max_top_k:
+            raise ConfigError.invalid(name, value, f"an integer <= {10 * max_top_k} on this server")
+    return options
+
+
+def safe_file_name(name: str | None) -> str:
+    """A file name safe to create in the staging folder (no folders, no hidden files, no odd characters)."""
+    base = re.split(r"[\\/]", name or "")[-1].strip()
+    base = re.sub(r"[^\w.\- ]+", "_", base).lstrip(". ")[:150]
+    if not base or not re.search(r"\w", base):
+        raise ConfigError(f"upload file name {name!r} is not usable: give the file a name such as notes.md")
+    return base
+
+
+class Service:
+    """One server's state: the Rag facade, limits, the staging folder and a ledger of work done."""
+
+    def __init__(self, rag: Rag, config: ServerConfig, staging_dir: Path) -> None:
+        self.rag, self.config, self.limits = rag, config, config.limits
+        self.staging_dir = staging_dir
+        self.limiter = WorkLimiter(
+            self.limits.max_concurrency, self.limits.queue_timeout_s, self.limits.request_timeout_s
+        )
+        self.ledger: Counter[str] = Counter()
+        self.started = time.time()
+        self._ingest_lock: asyncio.Lock | None = None
+        self._ingest_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- options -----------------------------------------------------------------------------------------
+    def retrieval_options(self, raw: Any) -> RetrievalOptions:
+        return options_from_json(self.rag.retrieval_options, raw, self.limits.max_top_k)  # type: ignore[no-any-return]
+
+    def rag_options(self, raw: Any) -> RagOptions:
+        return options_from_json(self.rag.rag_options, raw, self.limits.max_top_k)  # type: ignore[no-any-return]
+
+    # -- retrieval and answers ---------------------------------------------------------------------------
+    async def search(self, caller: Caller, query: str, raw_options: Any) -> dict[str, Any]:
+        options = self.retrieval_options(raw_options)
+        results = await self.limiter.run(lambda: self.rag.asearch(query, options, identity=caller.identity))
+        self.ledger["searches"] += 1
+        return {"results": [r.to_dict() for r in results], "documents": await to_thread(self.titles, results)}
+
+    async def ask(self, caller: Caller, question: str, raw_options: Any) -> dict[str, Any]:
+        options = self.rag_options(raw_options)
+        response = await self.limiter.run(lambda: self.rag.aask(question, options, identity=caller.identity))
+        self.ledger["answers"] += 1
+        return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
+
+    async def ask_events(self, caller: Caller, question: str, raw_options: Any) -> AnswerEvents:
+        """Server-sent events of an answer: ``token`` deltas, then ``sources``, ``citations`` and ``done``.
+
+        Options, the work slot and the start of the answer (retrieval) are settled before the first
+        event is produced, so a bad request still gets a plain 4xx instead of a broken stream.
+        """
+        options = self.rag_options(raw_options)
+        deadline = time.monotonic() + self.limits.request_timeout_s
+        slot = self.limiter.slot()
+        await slot.__aenter__()
+        try:
+            stream = await self._start_stream(question, options, caller, deadline)
+        except BaseException:
+            await slot.__aexit__(None, None, None)
+            raise
+        return AnswerEvents(self, stream, slot, deadline)
+
+    async def _start_stream(self, question: str, options: RagOptions, caller: Caller, deadline: float) -> Any:
+        start = getattr(self.rag, "aask_stream", None)
+        if start is None:  # a facade without streaming: the whole answer is one delta
+            return _OneShot(await _within(self.rag.aask(question, options, identity=caller.identity), deadline))
+        stream = start(question, options, identity=caller.identity)
+        if inspect.isawaitable(stream):  # AsyncAnswerStream: awaiting runs retrieval now
+            stream = await _within(stream, deadline)
+        return stream
+
+    def titles(self, results: Sequence[SearchResult]) -> dict[str, dict[str, Any]]:
+        """Title and source of each document among *results* (the caller already sees them).
+
+        Blocking (store reads): async callers run it on the worker pool."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in results:
+            if r.document_id not in out:
+                record = self.rag.store.get_record(r.document_id)
+                out[r.document_id] = {
+                    "title": record.title if record else None,
+                    "source": record.source if record else None,
+                }
+        return out
+
+    # -- registry views ----------------------------------------------------------------------------------
+    def visible_records(self, caller: Caller, status: DocumentStatus | None = None) -> list[DocumentRecord]:
+        return [r for r in self.rag.store.list_records(status) if caller.identity.can_see(r.tenant, r.acl)]
+
+    def documents(self, caller: Caller, status: str | None) -> dict[str, Any]:
+        wanted = None
+        if status:
+            try:
+                wanted = DocumentStatus(status)
+            except ValueError:
+                accepted = ", ".join(s.value for s in DocumentStatus)
+                raise ConfigError.invalid("status", status, f"one of {accepted}") from None
+        return {"documents": [r.to_dict() for r in self.visible_records(caller, wanted)]}
+
+    def remove(self, caller: Caller, document_id: str) -> dict[str, Any]:
+        require_writer(caller)
+        record = self.rag.store.get_record(document_id)
+        if (
+            record is None
+            or record.status is DocumentStatus.DELETED
+            or not caller.identity.can_see(record.tenant, record.acl)
+        ):
+            raise NotFound(f"no document with id {document_id!r} (GET /documents lists yours)")
+        removed = self.rag.remove(document_id)
+        self._unstage(document_id)
+        self.ledger["documents_removed"] += 1
+        return {"document_id": document_id, "chunks_removed": removed}
+
+    def status(self, caller: Caller) -> dict[str, Any]:
+        """Registry counts of the documents this caller can see, and the server's ledger."""
+        records = self.visible_records(caller)
+        counts = {s.value: sum(1 for r in records if r.status is s) for s in DocumentStatus}
+        return {
+            "documents": counts["indexed"],
+            **counts,
+            "chunks": sum(r.chunk_count for r in records if r.status is DocumentStatus.INDEXED),
+            "embedding_model": self.rag.embedder.name,
+            "failed_documents": [
+                {"document": r.document_id, "stage": r.stage, "reason": r.reason}
+                for r in records
+                if r.status is DocumentStatus.FAILED
+            ],
+            "tenant": caller.identity.tenant,
+            "groups": list(caller.identity.groups),
+            "ledger": {
+                **dict(sorted(self.ledger.items())),
+                "busy_rejections": self.limiter.rejected,
+                "running": self.limiter.active,
+                "uptime_s": round(time.time() - self.started, 1),
+            },
+        }
+
+    # -- ingestion ---------------------------------------------------------------------------------------
+    def ingest_acl(self, caller: Caller, requested: Sequence[str] | None) -> list[str] | None:
+        """The ACL of what *caller* ingests: their groups by default; a request may narrow it to some of
+        their groups or make it public within the tenant (``"*"``), never name a group they are not in."""
+        if not requested:
+            return list(caller.identity.groups) or None
+        wanted = sorted({g.strip() for g in requested if g.strip()})
+        outside = [g for g in wanted if g != PUBLIC and g not in caller.identity.groups]
+        if outside:
+            raise AuthError(403, f"you cannot grant access to group(s) you are not in: {', '.join(outside)}")
+        return None if PUBLIC in wanted else wanted
+
+    def staging_folder(self, caller: Caller) -> Path:
+        """The tenant's upload folder (document ids of uploads are paths in it, so tenants never collide)."""
+        tenant = caller.identity.tenant
+        slug = re.sub(r"[^\w\-]+", "_", tenant)[:40] + "-" + hashlib.sha256(tenant.encode()).hexdigest()[:8]
+        folder = self.staging_dir / slug
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    async def ingest_paths(self, caller: Caller, paths: Sequence[Path], acl: list[str] | None) -> dict[str, Any]:
+        from ragwright.sources import FileListSource
+
+        report = await self._ingest(caller, FileListSource(list(paths)), acl)
+        return {**report.to_dict(), "document_ids": [p.resolve().as_posix() for p in paths]}
+
+    async def ingest_source(self, caller: Caller, name: str, acl: list[str] | None) -> dict[str, Any]:
+        from ragwright.sources import open_source
+
+        require_writer(caller)
+        if name not in self.config.sources:
+            known = ", ".join(sorted(self.config.sources)) or "none configured"
+            raise NotFound(f"no configured source named {name!r} (sources: {known})")
+        report = await self._ingest(caller, open_source(self.config.sources[name]), acl)
+        return report.to_dict()
+
+    async def _ingest(self, caller: Caller, source: Any, acl: list[str] | None) -> IngestReport:
+        lock = self._lock()
+        async with lock:  # one ingestion at a time; searches go on beside it
+            report = await self.limiter.run(
+                lambda: self.rag.aingest(source, tenant=caller.identity.tenant, acl=acl),
+                self.limits.ingest_timeout_s,
+            )
+        self.ledger["ingests"] += 1
+        self.ledger["documents_added"] += report.added
+        self.ledger["documents_updated"] += report.updated
+        self.ledger["documents_failed"] += len(report.failed)
+        self.ledger["chunks_indexed"] += report.chunks
+        self.ledger["tokens_embedded"] += report.tokens_embedded
+        return report
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._ingest_lock is None or self._ingest_loop is not loop:
+            self._ingest_lock, self._ingest_loop = asyncio.Lock(), loop
+        return self._ingest_lock
+
+    def _unstage(self, document_id: str) -> None:
+        path = Path(document_id)
+        try:
+            if path.is_absolute() and path.resolve().is_relative_to(self.staging_dir.resolve()) and path.is_file():
+                path.unlink()
+        except OSError as exc:  # the document is gone from the index either way
+            log.warning("unstage_failed: %s: %s", document_id, exc)
+
+
+class AnswerEvents:
+    """The events of one streamed answer; :meth:`release` frees its work slot (idempotent)."""
+
+    def __init__(self, service: Service, stream: Any, slot: Any, deadline: float) -> None:
+        self.service, self.stream, self.slot, self.deadline = service, stream, slot, deadline
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[tuple[str, Any]]:
+        try:
+            iterator = self.stream.__aiter__()
+            while True:
+                try:
+                    delta = await _within(iterator.__anext__(), self.deadline)
+                except StopAsyncIteration:
+                    break
+                yield "token", delta
+            response: RagResponse = self.stream.response
+            self.service.ledger["answers"] += 1
+            full = response.to_dict()
+            titles = await to_thread(self.service.titles, response.sources)
+            yield "sources", {"sources": full["sources"], "documents": titles}
+            yield "citations", {"citations": full["citations"], "declined": response.declined}
+            yield "done", {k: v for k, v in full.items() if k not in ("sources", "citations")}
+        except WorkTimeout as exc:
+            yield "error", {"error": str(exc)}
+        except Exception as exc:
+            log.warning("ask_stream_failed: %s: %s", type(exc).__name__, exc)
+            yield "error", {"error": f"the answer failed: {exc}"}
+        finally:
+            await self.release()
+
+    async def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        try:
+            close = getattr(self.stream, "aclose", None)
+            if close is not None and not getattr(self.stream, "done", True):
+                await close()
+        finally:
+            await self.slot.__aexit__(None, None, None)
+
+
+async def _within(work: Any, deadline: float) -> Any:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        if inspect.iscoroutine(work):
+            work.close()
+        raise WorkTimeout("the request ran past its time limit and was stopped")
+    try:
+        return await asyncio.wait_for(work, timeout=remaining)
+    except TimeoutError:
+        raise WorkTimeout("the request ran past its time limit and was stopped") from None
+
+
+class _OneShot:
+    """A finished answer as a stream of one delta (for a facade without ``aask_stream``)."""
+
+    def __init__(self, response: RagResponse) -> None:
+        self.response = response
+        self._parts = [response.answer] if response.answer else []
+
+    def __aiter__(self) -> _OneShot:
+        return self
+
+    async def __anext__(self) -> str:
+        if not self._parts:
+            raise StopAsyncIteration
+        return self._parts.pop(0)

@@ -1,0 +1,232 @@
+"""The PostgreSQL schema of a ragwright store: versioned migrations and row ↔ object conversion.
+
+Migrations are ordered lists of statements; ``rag_schema_version`` records which ran. They apply
+under a transaction-scoped advisory lock, so several workers opening a fresh database at once do not
+race. The ``vector`` column is created without a dimension and typed (``vector(d)``) with its HNSW
+index when the first embedding model is bound.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.records import DocumentRecord, DocumentStatus
+
+CHUNK_COLUMNS: Final = (
+    "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
+    "prev_id, next_id, metadata, tenant, acl"
+)
+RECORD_COLUMNS: Final = (
+    "document_id, source, content_hash, status, parser_version, chunker_version, embedding_model, chunk_count, "
+    "stage, reason, tenant, acl, source_root, title, created_at, updated_at, metadata"
+)
+
+#: (version, statements). Append new versions; never edit a released one.
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            "CREATE TABLE rag_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            # One row: the change counter. Every write bumps it inside its transaction, which orders
+            # writers; rag_changes says which documents each version touched (derived state catches up).
+            "CREATE TABLE rag_state (id INT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL)",
+            "INSERT INTO rag_state VALUES (1, 0)",
+            "CREATE TABLE rag_changes (version BIGINT NOT NULL, document_id TEXT NOT NULL, removed TEXT[] NOT NULL)",
+            "CREATE INDEX rag_changes_version ON rag_changes(version)",
+            """CREATE TABLE documents (
+                document_id TEXT PRIMARY KEY,
+                source TEXT NOT NULL,
+                content_hash TEXT NOT NULL,
+                status TEXT NOT NULL,
+                parser_version TEXT NOT NULL DEFAULT '',
+                chunker_version TEXT NOT NULL DEFAULT '',
+                embedding_model TEXT NOT NULL DEFAULT '',
+                chunk_count INTEGER NOT NULL DEFAULT 0,
+                stage TEXT,
+                reason TEXT,
+                tenant TEXT NOT NULL,
+                acl TEXT[] NOT NULL,
+                source_root TEXT,
+                title TEXT,
+                created_at DOUBLE PRECISION NOT NULL,
+                updated_at DOUBLE PRECISION NOT NULL,
+                metadata JSONB NOT NULL DEFAULT '{}'
+            )""",
+            "CREATE INDEX documents_status ON documents(status)",
+            """CREATE TABLE chunks (
+                chunk_id TEXT PRIMARY KEY,
+                document_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                text TEXT NOT NULL,
+                embed_text TEXT,
+                section_path TEXT[] NOT NULL,
+                page INTEGER,
+                page_end INTEGER,
+                parent_id TEXT,
+                prev_id TEXT,
+                next_id TEXT,
+                metadata JSONB NOT NULL,
+                tenant TEXT NOT NULL,
+                acl TEXT[] NOT NULL,
+                vector vector NOT NULL
+            )""",
+            "CREATE INDEX chunks_document ON chunks(document_id, position)",
+            "CREATE INDEX chunks_tenant ON chunks(tenant)",
+            "CREATE INDEX chunks_acl ON chunks USING gin (acl)",
+            "CREATE INDEX chunks_metadata ON chunks USING gin (metadata jsonb_path_ops)",
+            # Learned sparse vectors (see ragwright.stores.postgres.sparse); they go with their chunk.
+            """CREATE TABLE sparse_vectors (
+                chunk_id TEXT PRIMARY KEY REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+                vector sparsevec NOT NULL
+            )""",
+            """CREATE TABLE parents (
+                parent_id TEXT PRIMARY KEY,
+                document_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                text TEXT NOT NULL,
+                metadata JSONB NOT NULL,
+                tenant TEXT NOT NULL,
+                acl TEXT[] NOT NULL
+            )""",
+            "CREATE INDEX parents_document ON parents(document_id)",
+            "CREATE TABLE staged (content_hash TEXT PRIMARY KEY, data BYTEA NOT NULL, size BIGINT NOT NULL)",
+            """CREATE TABLE parsed (
+                content_hash TEXT NOT NULL,
+                parser_version TEXT NOT NULL,
+                document JSONB NOT NULL,
+                PRIMARY KEY (content_hash, parser_version)
+            )""",
+            # The distributed-ingestion queue (see ragwright.stores.postgres.queue).
+            """CREATE TABLE ingest_jobs (
+                job_id BIGSERIAL PRIMARY KEY,
+                document_id TEXT NOT NULL,
+                uri TEXT NOT NULL,
+                name_hint TEXT NOT NULL DEFAULT '',
+                fingerprint TEXT,
+                payload BYTEA,
+                record JSONB,
+                item_metadata JSONB NOT NULL DEFAULT '{}',
+                tenant TEXT NOT NULL,
+                acl TEXT[],
+                metadata JSONB NOT NULL DEFAULT '{}',
+                status TEXT NOT NULL DEFAULT 'queued',
+                attempts INTEGER NOT NULL DEFAULT 0,
+                worker TEXT,
+                lease_until TIMESTAMPTZ,
+                started_at TIMESTAMPTZ,
+                error TEXT,
+                enqueued_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )""",
+            "CREATE INDEX ingest_jobs_claim ON ingest_jobs(status, job_id)",
+        ),
+    ),
+)
+SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
+
+
+def pg_text(value: str) -> str:
+    """PostgreSQL text cannot hold NUL: it becomes U+FFFD (the replacement character)."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return pg_text(value)
+    if isinstance(value, dict):
+        return {pg_text(str(k)): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def pg_json(value: Any) -> str:
+    """JSON for a JSONB parameter (JSONB cannot hold ``\\u0000`` either)."""
+    return json.dumps(_clean(value), default=str)
+
+
+def chunk_from_row(row: tuple[Any, ...] | Any) -> Chunk:
+    (cid, doc, pos, text, embed_text, section, page, page_end, parent, prev, nxt, meta, tenant, acl) = row[:14]
+    return Chunk(
+        id=cid,
+        document_id=doc,
+        text=text,
+        position=pos,
+        section_path=tuple(section),
+        page=page,
+        page_end=page_end,
+        parent_id=parent,
+        prev_id=prev,
+        next_id=nxt,
+        metadata=meta,
+        tenant=tenant,
+        acl=tuple(acl),
+        embed_text=embed_text,
+    )
+
+
+def chunk_row(c: Chunk) -> tuple[Any, ...]:
+    """The chunk's columns (without the vector) as parameters, in CHUNK_COLUMNS order."""
+    return (
+        c.id,
+        c.document_id,
+        c.position,
+        pg_text(c.text),
+        None if c.embed_text is None else pg_text(c.embed_text),
+        [pg_text(s) for s in c.section_path],
+        c.page,
+        c.page_end,
+        c.parent_id,
+        c.prev_id,
+        c.next_id,
+        pg_json(c.metadata),
+        c.tenant,
+        list(c.acl),
+    )
+
+
+def record_from_row(row: tuple[Any, ...] | Any) -> DocumentRecord:
+    (doc, source, chash, status, pv, cv, em, count, stage, reason, tenant, acl, root, title, ca, ua, meta) = row
+    return DocumentRecord(
+        document_id=doc,
+        source=source,
+        content_hash=chash,
+        status=DocumentStatus(status),
+        parser_version=pv,
+        chunker_version=cv,
+        embedding_model=em,
+        chunk_count=count,
+        stage=stage,
+        reason=reason,
+        tenant=tenant,
+        acl=tuple(acl),
+        source_root=root,
+        title=title,
+        created_at=ca,
+        updated_at=ua,
+        metadata=meta,
+    )
+
+
+def record_row(r: DocumentRecord) -> tuple[Any, ...]:
+    return (
+        r.document_id,
+        r.source,
+        r.content_hash,
+        r.status.value,
+        r.parser_version,
+        r.chunker_version,
+        r.embedding_model,
+        r.chunk_count,
+        r.stage,
+        r.reason,
+        r.tenant,
+        list(r.acl),
+        r.source_root,
+        r.title,
+        r.created_at,
+        r.updated_at,
+        pg_json(r.metadata),
+    )

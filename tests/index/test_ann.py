@@ -1,0 +1,169 @@
+"""The dense index: HNSW recall against exact search, filters that never leak, incremental updates
+equal to a rebuild, snapshots, and the stores switching to the graph past their threshold."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragwright.errors import ConfigError
+from ragwright.index.ann import AnnParams, DenseIndex
+
+DIM = 24
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    keys = np.arange(10, 10 + 3000, dtype=np.int64) * 3  # sorted, not contiguous
+    return keys, unit(rng.normal(size=(3000, DIM))), unit(rng.normal(size=(60, DIM)))
+
+
+def exact_top(matrix: np.ndarray, q: np.ndarray, k: int, eligible: np.ndarray | None = None) -> list[int]:
+    scores = matrix @ q
+    rows = np.arange(len(matrix)) if eligible is None else eligible
+    return [int(p) for p in rows[np.argsort(-scores[rows], kind="stable")[:k]]]
+
+
+def graph_index(keys: np.ndarray, matrix: np.ndarray, **params: object) -> DenseIndex:
+    index = DenseIndex(AnnParams(threshold=100, **params))  # type: ignore[arg-type]
+    index.sync(keys, matrix)
+    assert index.uses_ann
+    return index
+
+
+def test_recall_at_10_against_exact(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    keys, matrix, queries = data
+    index = graph_index(keys, matrix)
+    recalls = []
+    for q in queries:
+        positions, scores = index.search(q, 10)
+        truth = exact_top(matrix, q, 10)
+        recalls.append(len(set(positions.tolist()) & set(truth)) / 10)
+        np.testing.assert_allclose(scores, matrix[positions] @ q, rtol=1e-6)  # exact re-scoring
+        assert list(scores) == sorted(scores, reverse=True)
+    assert np.mean(recalls) >= 0.95
+
+
+def test_below_threshold_is_exact(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    keys, matrix, queries = data
+    index = DenseIndex(AnnParams(threshold=10_000))
+    index.sync(keys, matrix)
+    assert not index.uses_ann and index.graph_size == 0
+    for q in queries[:5]:
+        assert index.search(q, 7)[0].tolist() == exact_top(matrix, q, 7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    share=st.floats(min_value=0.001, max_value=1.0),
+    seed=st.integers(0, 2**16),
+    k=st.integers(1, 30),
+    exact_limit=st.sampled_from([0, 50, None]),
+)
+def test_filtered_search_returns_only_eligible(share: float, seed: int, k: int, exact_limit: int | None) -> None:
+    rng = np.random.default_rng(seed)
+    keys, matrix, queries = _DATA
+    index = _GRAPHS[exact_limit]
+    eligible = np.flatnonzero(rng.random(len(keys)) < share)
+    q = queries[seed % len(queries)]
+    positions, _ = index.search(q, k, eligible=eligible)
+    assert set(positions.tolist()) <= set(eligible.tolist())
+    reachable = int((matrix[eligible] @ q >= 0.0).sum())  # min_score 0 floors negative cosines
+    assert len(positions) == min(k, reachable)  # widening / exact fallback always fills k
+    if reachable and eligible.size <= index.params.subset_limit:  # a small subset is searched exactly
+        assert positions.tolist() == exact_top(matrix, q, len(positions), eligible)
+
+
+def test_filtered_recall(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """A filter keeping 10% of the rows (past the exact limit) still finds the true top-10."""
+    keys, matrix, queries = data
+    index = graph_index(keys, matrix, exact_limit=0)
+    eligible = np.flatnonzero(np.random.default_rng(5).random(len(keys)) < 0.1)
+    recall = np.mean(
+        [
+            len(set(index.search(q, 10, eligible=eligible)[0].tolist()) & set(exact_top(matrix, q, 10, eligible))) / 10
+            for q in queries
+        ]
+    )
+    assert recall >= 0.95
+
+
+_rng = np.random.default_rng(11)
+_DATA = (np.arange(1, 1501, dtype=np.int64), unit(_rng.normal(size=(1500, DIM))), unit(_rng.normal(size=(20, DIM))))
+_GRAPHS = {limit: graph_index(_DATA[0], _DATA[1], exact_limit=limit) for limit in (0, 50, None)}
+
+
+def test_min_score_is_a_floor(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    keys, matrix, queries = data
+    index = graph_index(keys, matrix)
+    q = queries[0]
+    positions, scores = index.search(q, 50, min_score=0.3)
+    assert (scores >= 0.3).all()
+    assert set(positions.tolist()) <= {p for p in exact_top(matrix, q, 3000) if matrix[p] @ q >= 0.3}
+
+
+def test_incremental_updates_equal_a_rebuild(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    keys, matrix, queries = data
+    index = graph_index(keys[:2000], matrix[:2000])
+    # remove 300, add 1000 more, and replace 50 rows under reused keys (a new tag)
+    tags = np.zeros(len(keys), dtype=np.uint32)
+    changed = matrix.copy()
+    changed[100:150] = unit(np.random.default_rng(3).normal(size=(50, DIM)))
+    tags[100:150] = 1
+    keep = np.ones(len(keys), dtype=bool)
+    keep[500:800] = False
+    index.sync(keys[keep], changed[keep], tags[keep])
+    rebuilt = graph_index(keys[keep], changed[keep])
+    assert index.graph_size == rebuilt.graph_size == int(keep.sum())
+    assert np.array_equal(index._ann_keys, keys[keep])
+    live = changed[keep]
+    for pos in (0, 120, 140, 1500, len(live) - 1):  # a stored vector finds itself first, in both
+        assert index.search(live[pos], 1)[0].tolist() == [pos] == rebuilt.search(live[pos], 1)[0].tolist()
+    agree = np.mean(
+        [len(set(index.search(q, 10)[0].tolist()) & set(rebuilt.search(q, 10)[0].tolist())) / 10 for q in queries]
+    )
+    assert agree >= 0.95
+
+
+def test_snapshot_round_trip(tmp_path, data, caplog) -> None:  # type: ignore[no-untyped-def]
+    keys, matrix, queries = data
+    path = tmp_path / "store.db.main.ann"
+    first = DenseIndex(AnnParams(threshold=100), snapshot=path)
+    first.sync(keys[:2500], matrix[:2500], tag="m:24")
+    assert path.is_file()  # written after the build
+    expected = [first.search(q, 10)[0].tolist() for q in queries]
+
+    caplog.set_level(logging.INFO, logger="ragwright.index.ann")
+    again = DenseIndex(AnnParams(threshold=100), snapshot=path)
+    again.sync(keys[:2500], matrix[:2500], tag="m:24")
+    assert "ann_built" not in caplog.text  # loaded, not rebuilt
+    assert [again.search(q, 10)[0].tolist() for q in queries] == expected
+
+    stale = DenseIndex(AnnParams(threshold=100), snapshot=path)  # the data moved on since the save
+    stale.sync(keys[500:], matrix[500:], tag="m:24")
+    assert "ann_built" not in caplog.text
+    assert np.array_equal(stale._ann_keys, keys[500:])
+    assert stale.save()
+    reader = DenseIndex(AnnParams(threshold=100), snapshot=path)
+    reader.tag = "m:24"
+    assert reader._load_snapshot(DIM) and np.array_equal(reader._ann_keys, keys[500:])
+
+    other = DenseIndex(AnnParams(threshold=100), snapshot=path)  # another model: never loaded
+    other.sync(keys[:2500], matrix[:2500], tag="other:24")
+    assert "ann_built" in caplog.text
+
+
+def test_params_are_validated() -> None:
+    with pytest.raises(ConfigError, match="threshold"):
+        AnnParams(threshold=0)
+    with pytest.raises(ConfigError, match="dtype"):
+        AnnParams(dtype="f64")

@@ -1,0 +1,74 @@
+"""The leak audit as a CI gate: >= 200 probe queries per identity through every mode, leak rate 0."""
+
+from pathlib import Path
+
+import pytest
+
+from ragwright.model.identity import Identity
+from ragwright.options import ParentOptions
+from ragwright.rag import Rag
+from ragwright.stores.memory import MemoryStore
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
+from ragwright.testing.leaks import LeakAudit
+
+IDENTITIES = [
+    Identity("acme"),
+    Identity("acme", ("hr",)),
+    Identity("globex", ("finance", "legal")),
+    Identity("initech", ("eng",)),
+    Identity("nobody-tenant", ("hr",)),
+]
+ALL = ("hr", "finance", "eng", "legal")
+
+
+def sqlite_rag(path: Path) -> Rag:
+    return Rag(SqliteStore(path), HashingEmbedder(max_tokens=24), parents=ParentOptions(chunk_size=120, overlap=10))
+
+
+@pytest.mark.slow
+def test_leak_rate_is_zero_with_200_probes_per_identity(tmp_path: Path) -> None:
+    audit = LeakAudit(lambda: sqlite_rag(tmp_path / "s.db"), queries_per_identity=200, identities=IDENTITIES)
+    report = audit.run()
+    assert report.probe_queries == 200 * len(IDENTITIES)
+    assert set(report.by_mode) >= {"dense", "bm25", "hybrid", "parents", "neighbours", "ask"}
+    assert report.results_checked > 10_000
+    assert report.leaks == 0, report.examples
+
+
+def test_leak_audit_on_the_memory_store() -> None:
+    audit = LeakAudit(
+        lambda: Rag(MemoryStore(), HashingEmbedder(max_tokens=24), parents=ParentOptions(chunk_size=120, overlap=10)),
+        queries_per_identity=8,
+    )
+    report = audit.run()
+    assert report.results_checked > 500 and report.leaks == 0, report.examples
+
+
+@pytest.mark.parametrize("arm", ["keyword", "dense"])
+def test_the_audit_catches_an_arm_without_its_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arm: str) -> None:
+    """Proof the gate can fail: drop one arm's security filter and the audit reports leaks in that arm."""
+    if arm == "keyword":  # both layers: the index's allowed set and the re-check when chunks are fetched
+        get_chunks = SqliteStore.get_chunks
+
+        def everything(self: SqliteStore, ids: list[str], identity: Identity) -> list[object]:
+            return [c for t in ("acme", "globex", "initech") for c in get_chunks(self, ids, Identity(t, ALL))]
+
+        monkeypatch.setattr(SqliteStore, "_allowed_ids", lambda self, identity, flt: None)
+        monkeypatch.setattr(SqliteStore, "get_chunks", everything)
+    else:
+        original = SqliteStore.search_dense
+
+        def unfiltered(self: SqliteStore, vector: object, k: int, *, identity: Identity, **kwargs: object) -> object:
+            hits = []
+            for tenant in ("acme", "globex", "initech"):
+                everyone = Identity(tenant, ALL)
+                hits += original(self, vector, k, identity=everyone, **kwargs)  # type: ignore[arg-type]
+            return sorted(hits, key=lambda h: -h.score)[:k]  # type: ignore[attr-defined]
+
+        monkeypatch.setattr(SqliteStore, "search_dense", unfiltered)
+    audit = LeakAudit(lambda: sqlite_rag(tmp_path / "s.db"), queries_per_identity=8, identities=IDENTITIES[:3])
+    report = audit.run()
+    assert report.leaks > 0
+    leaking = {m for m, n in report.leaks_by_mode.items() if n}
+    assert ("bm25" if arm == "keyword" else "dense") in leaking

@@ -59,12 +59,13 @@ def main() -> None:
     parser.add_argument("--reranker", default="llm:0.5b")
     args = parser.parse_args()
     embedder = default_embedder()
-    reranker = load_reranker(args.reranker)
+    sizes = [int(n) for n in args.candidates.split(",")]
+    extra = {"max_candidates": max(sizes)} if args.reranker.startswith("llm") else {}
+    reranker = load_reranker(args.reranker, **extra)
     if reranker is None:
         raise SystemExit("--reranker none: nothing to compare")
     if hasattr(reranker, "load"):
         reranker.load()
-    sizes = [int(n) for n in args.candidates.split(",")]
     print(f"reranker: {reranker.name}")
     for name in args.datasets.split(","):
         dataset_dir = DATA / name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import functools
 import threading
@@ -36,12 +37,25 @@ async def to_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return await loop.run_in_executor(_shared_executor(), functools.partial(ctx.run, fn, *args, **kwargs))
 
 
+_local = threading.local()
+
+
+def _runner() -> asyncio.Runner:
+    """This thread's event loop, kept between calls: a fresh loop per sync call cost ~0.5 ms a query."""
+    runner: asyncio.Runner | None = getattr(_local, "runner", None)
+    if runner is None:
+        runner = _local.runner = asyncio.Runner()
+        if threading.current_thread() is threading.main_thread():
+            atexit.register(runner.close)
+    return runner
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run *coro* to completion; works inside a running event loop too (on a helper thread)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _runner().run(coro)
     box: dict[str, Any] = {}
 
     def target() -> None:

@@ -62,7 +62,10 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
-    "--store", type=click.Path(path_type=Path), default=DEFAULT_STORE, show_default=True, help="The store file."
+    "--store",
+    default=str(DEFAULT_STORE),
+    show_default=True,
+    help="The store file, or a PostgreSQL server: postgresql://user@host/db (pip install 'ragwright[postgres]').",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
@@ -96,7 +99,7 @@ class _Group(click.Group):
 )
 def main(
     ctx: click.Context,
-    store: Path,
+    store: str,
     as_json: bool,
     debug: bool,
     embedder: str | None,

@@ -27,7 +27,7 @@ MODES: dict[str, dict[str, Any]] = {
 class State:
     def __init__(
         self,
-        store: Path,
+        store: Path | str,
         as_json: bool,
         debug: bool,
         embedder: str | None,
@@ -36,7 +36,11 @@ class State:
         llm: str | None = None,
         sparse: str | None = None,
     ) -> None:
-        self.store, self.as_json, self.debug, self.embedder = store, as_json, debug, embedder
+        from ragwright.stores.postgres.connection import is_dsn
+
+        # A store file, or a PostgreSQL server (``postgresql://…``: the scale-out backend).
+        self.store: Path | str = str(store) if is_dsn(str(store)) else Path(store)
+        self.as_json, self.debug, self.embedder = as_json, debug, embedder
         self.sparse = None if sparse in (None, "", "none") else sparse  # --sparse: the SPLADE arm
         self.analyzer = analyzer
         self.reranker = reranker
@@ -56,13 +60,20 @@ class State:
         return reranker.load() if reranker is not None else None
 
     def open(self, *, must_exist: bool, prompt_observer: Any = None) -> Any:
-        if must_exist and not self.store.exists():
-            raise ConfigError(f"no store at {self.store}; ingest something first (ragwright ingest PATH)")
         from ragwright.models.embedders import load_embedder
         from ragwright.rag import Rag
-        from ragwright.stores.sqlite import SqliteStore
 
-        store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
+        store: Any
+        if isinstance(self.store, str):
+            from ragwright.stores.postgres import PostgresStore
+
+            store = PostgresStore(self.store, keyword_analyzer=self.analyzer)
+        else:
+            if must_exist and not self.store.exists():
+                raise ConfigError(f"no store at {self.store}; ingest something first (ragwright ingest PATH)")
+            from ragwright.stores.sqlite import SqliteStore
+
+            store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
         spec = self.embedder or spec_for(store.embedding_model)
         try:
             return Rag(

@@ -17,22 +17,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import make_chunker
 from ragwright.errors import ConfigError
 from ragwright.generate import AnswerStream, AsyncAnswerStream, ExtractiveAnswerer, LlmAnswerer, PromptObserver
-from ragwright.ingest import EvalGate, IngestPipeline, IngestReport, ReindexReport
+from ragwright.ingest import IngestPipeline, IngestReport
 from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.identity import Identity
-from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel
 from ragwright.models.sparse import SparseEncoder, load_sparse_encoder
 from ragwright.options import ChunkingOptions, IngestOptions, ParentOptions, RagOptions, RetrievalOptions
 from ragwright.postprocess.rerank import Reranker
+from ragwright.rag_admin import RagAdmin
 from ragwright.retrieve import Retriever
 from ragwright.retrieve.pipeline import ASK_CONTEXT
 from ragwright.retrieve.transforms.plan import RetrievalTrace
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Rag:
+class Rag(RagAdmin):
     """Ingest, search and ask over one store."""
 
     def __init__(
@@ -86,7 +85,7 @@ class Rag:
         # Caches (seed 000 "Search Result Caching", seed 003 §18): one tiered cache behind the embedding,
         # rerank, result and answer layers; every retrieval-derived key holds the index version and the
         # caller's ACL signature. cache=True: in-process only; a TieredCache(l2=RedisCache(url)) shares it.
-        from ragwright.cache import AnswerCache, CachedEmbedder, CachedReranker, CacheOptions, TieredCache
+        from ragwright.cache import CachedEmbedder, CachedReranker, CacheOptions, TieredCache
 
         self.cache_options = cache_options or CacheOptions()
         self.cache = TieredCache(max_entries=self.cache_options.max_entries) if cache is True else (cache or None)
@@ -110,14 +109,29 @@ class Rag:
         self.retriever = Retriever(
             store, embedder, reranker, llm=llm, transforms=transforms, sparse_encoder=self.sparse_encoder
         )
-        # Strategies around the pipeline (tag → time-weighted → deep research → adaptive → corrective),
-        # with the result cache outermost; with nothing configured this is self.retriever itself.
-        from ragwright.retrieve.strategies.compose import build_retriever, model_names, tag_indexer
         from ragwright.retrieve.strategies.options import StrategyOptions
 
-        plan = strategies or StrategyOptions()
+        self.llm, self._web_search, self._prompt_observer = llm, web_search, prompt_observer
+        self._plan = strategies or StrategyOptions()
+        self._tag_hook: Any = None
+        self._wire()
+        store.bind_embedder(embedder.name, embedder.dimension)
+
+    def _wire(self) -> None:
+        """Strategies (tag → time-weighted → deep research → adaptive → corrective, the result cache
+        outermost; with none configured, the retriever itself), tag indexing, the answer cache and the
+        answerers, over the current store, embedder and retriever. A blue/green reindex calls it again
+        after swapping those."""
+        from ragwright.cache import AnswerCache
+        from ragwright.retrieve.strategies.compose import build_retriever, model_names, tag_indexer
+
+        plan, llm, web = self._plan, self.llm, self._web_search
+        if self._tag_hook is not None and self._tag_hook in self.ingestion.hooks:
+            self.ingestion.hooks.remove(self._tag_hook)
+        self._tag_hook = None
         if plan.tags is not None:
-            self.ingestion.hooks.append(tag_indexer(store, embedder, plan.tags))
+            self._tag_hook = tag_indexer(self.store, self.embedder, plan.tags)
+            self.ingestion.hooks.append(self._tag_hook)
         self.strategies = build_retriever(
             self.retriever,
             tags=plan.tags,
@@ -125,7 +139,7 @@ class Rag:
             deep=plan.deep_research,
             adaptive=plan.adaptive,
             crag=plan.crag,
-            web=web_search,
+            web=web,
             llm=llm,
             cache=self.cache,
             cache_options=self.cache_options,
@@ -133,17 +147,17 @@ class Rag:
         self.answer_cache = (
             AnswerCache(
                 self.cache,
-                index_version=store.index_version,
-                models=model_names(self.retriever, llm, web_search, embedder),
+                index_version=self.store.index_version,
+                models=model_names(self.retriever, llm, web, self.embedder),
                 options=self.cache_options,
             )
             if self.cache is not None
             else None
         )
-        self.llm = llm
-        self.answerer = ExtractiveAnswerer(embedder)
-        self.llm_answerer = LlmAnswerer(llm, observer=prompt_observer, embedder=embedder) if llm is not None else None
-        store.bind_embedder(embedder.name, embedder.dimension)
+        self.answerer = ExtractiveAnswerer(self.embedder)
+        self.llm_answerer = (
+            LlmAnswerer(llm, observer=self._prompt_observer, embedder=self.embedder) if llm is not None else None
+        )
 
     @classmethod
     def open(
@@ -313,124 +327,6 @@ class Rag:
         given = opts.to_retrieval_options()
         shared = [n for n in RagOptions.field_names() if n in RetrievalOptions.field_names()]
         return self.retrieval_options.merged(**{n: getattr(given, n) for n in shared})
-
-    # -- administration ----------------------------------------------------------------------------------
-    def remove(self, document_id: str) -> int:
-        """Remove a document, its chunks and its child documents (attachments); returns how many chunks went.
-
-        Unknown id → ConfigError.
-        """
-        record = self._record(document_id)
-        removed = self.store.remove_document(record.document_id)
-        for child in record.metadata.get("_children", []):  # attachments go with their parent
-            removed += self.store.remove_document(child)
-        return removed
-
-    def update_acl(self, document_id: str, *, groups: Sequence[str] | None, tenant: str | None = None) -> int:
-        """Change who may see a document (and its attachments) without re-embedding anything.
-
-        ``groups=None`` makes it public within its tenant; ``[]`` makes it visible to nobody.
-        Returns the number of chunks updated.
-        """
-        from ragwright.model.identity import normalize_acl
-
-        record = self._record(document_id)
-        acl = normalize_acl(groups)
-        new_tenant = tenant if tenant is not None else record.tenant
-        updated = 0
-        for doc in (record.document_id, *record.metadata.get("_children", [])):
-            updated += self.store.update_access(doc, new_tenant, acl)
-        return updated
-
-    def documents(
-        self, *, status: DocumentStatus | str | None = None, embedding_model: str | None = None
-    ) -> list[DocumentRecord]:
-        """Registry query: e.g. every failed document, or every document embedded with a given model."""
-        wanted = DocumentStatus(status) if isinstance(status, str) else status
-        return [
-            r
-            for r in self.store.list_records(wanted)
-            if embedding_model is None or r.embedding_model == embedding_model
-        ]
-
-    def retry_failed(self, **kwargs: Any) -> IngestReport:
-        """Ingest again every failed document whose source is a local file that still exists."""
-        from ragwright.sources import FileListSource
-
-        paths = []
-        for record in self.documents(status=DocumentStatus.FAILED):
-            if record.source.startswith("file://"):
-                path = Path(unquote(record.source[len("file://") :]))
-                if path.is_file():
-                    paths.append(path)
-        if not paths:
-            return IngestReport()
-        return self.ingest(FileListSource(paths), **kwargs)
-
-    def check(self) -> list[str]:
-        """Integrity problems of the store (empty when consistent): orphan chunks, indexed documents
-        whose chunks are missing, a keyword index out of step with the chunks."""
-        return self.store.check_integrity()
-
-    def reindex(
-        self,
-        embedder: Embedder | None = None,
-        chunking: ChunkingOptions | None = None,
-        evaluate: EvalGate | None = None,
-        *,
-        drop_old: bool = False,
-    ) -> ReindexReport:
-        """Blue/green: rebuild every document beside the live collection with a new embedder and/or
-        chunking (from staged bytes: no source re-read, no OCR), optionally gate it on an evaluation,
-        and switch only on success. Queries keep working throughout; a rejected reindex says why in
-        ``report.reason`` and leaves the live collection as it was. See :mod:`ragwright.ingest.reindex`."""
-        from ragwright.ingest.reindex import reindex
-
-        return reindex(self, embedder=embedder, chunking=chunking, evaluate=evaluate, drop_old=drop_old)
-
-    def collections(self) -> list[dict[str, Any]]:
-        """The store's physical collections (name, live, model, sizes)."""
-        from ragwright.ingest.reindex import collections
-
-        return collections(self)
-
-    def drop_collection(self, name: str) -> list[str]:
-        """Drop a collection that is no longer live (e.g. the one a reindex replaced)."""
-        from ragwright.ingest.reindex import drop_collection
-
-        return drop_collection(self, name)
-
-    def _record(self, document_id: str) -> DocumentRecord:
-        record = self.store.get_record(document_id)
-        if record is None:
-            candidate = Path(document_id).expanduser()
-            if candidate.exists():
-                record = self.store.get_record(candidate.resolve().as_posix())
-        if record is None:
-            raise ConfigError(f"no document with id {document_id!r} in this store (see `ragwright status`)")
-        return record
-
-    def status(self) -> dict[str, Any]:
-        """Registry counts and the failed documents with their stage and reason."""
-        records = self.store.list_records()
-        counts = {s.value: sum(1 for r in records if r.status is s) for s in DocumentStatus}
-        return {
-            "documents": counts["indexed"],
-            **counts,
-            "chunks": self.store.count_chunks(),
-            "embedding_model": self.embedder.name,
-            "failed_documents": [
-                {
-                    "document": r.document_id,
-                    "stage": r.stage,
-                    "reason": r.reason,
-                    "error_type": r.metadata.get("_error_type"),
-                    "attempts": r.metadata.get("_attempts", 1),
-                }
-                for r in records
-                if r.status is DocumentStatus.FAILED
-            ],
-        }
 
     def close(self) -> None:
         self.store.close()

@@ -167,3 +167,22 @@ def test_params_are_validated() -> None:
         AnnParams(threshold=0)
     with pytest.raises(ConfigError, match="dtype"):
         AnnParams(dtype="f64")
+
+
+def test_graph_then_onnx_session_in_one_process() -> None:
+    """usearch loaded before onnxruntime used to crash the next ONNX session (SIGSEGV)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from ragwright.index.ann import AnnParams, DenseIndex\n"
+        "ix = DenseIndex(AnnParams(threshold=1))\n"
+        "ix.sync(np.arange(1, 4), np.eye(3, dtype=np.float32))\n"
+        "assert ix.uses_ann\n"
+        "from ragwright.models.embedders import default_embedder\n"
+        "print(default_embedder().embed_query('hello').shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(384,)" in done.stdout

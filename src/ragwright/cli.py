@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -139,7 +138,6 @@ def ingest(
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped)."""
     from ragwright.ingest import IngestReport
-    from ragwright.rag import _accumulate
     from ragwright.sources import open_source
 
     if not paths and not retry_failed:
@@ -148,14 +146,13 @@ def ingest(
     with state.open(must_exist=retry_failed and not paths) as rag:
         report = IngestReport()
         if sources:
-            _accumulate(
-                report,
+            report.add(
                 _ingest_with_progress(
                     state, rag, sources, tenant, [*acl, *split_groups(acl_groups)] or None, parse_filters(meta), sync
-                ),
+                )
             )
         if retry_failed:
-            _accumulate(report, rag.retry_failed())
+            report.add(rag.retry_failed())
     state.emit(report.to_dict(), lambda: print_ingest(report))
 
 

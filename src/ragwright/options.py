@@ -352,6 +352,7 @@ class RagOptions(_OptionsBase):
     max_answer_tokens: int = 512
     min_relevance: float | None = None
     verify_answer: bool = False
+    use_corrective_answer: bool = False
     extractive_min_similarity: float = 0.4
     extractive_relative_floor: float = 0.8
     max_answer_sentences: int = 3
@@ -371,6 +372,7 @@ class RagOptions(_OptionsBase):
         check_int("max_answer_tokens", self.max_answer_tokens, minimum=1)
         check_float("min_relevance", self.min_relevance, optional=True)
         check_bool("verify_answer", self.verify_answer)
+        check_bool("use_corrective_answer", self.use_corrective_answer)
         check_float("extractive_min_similarity", self.extractive_min_similarity, lo=0.0, hi=1.0)
         check_float("extractive_relative_floor", self.extractive_relative_floor, lo=0.0, hi=1.0)
         check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)

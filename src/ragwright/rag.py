@@ -203,7 +203,7 @@ class Rag(RagAdmin):
             report = await to_thread(
                 self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress, sync=sync
             )
-            _accumulate(total, report)
+            total.add(report)
         return total
 
     def ingest(self, sources: Source | str | Path | Iterable[Source | str | Path], **kwargs: Any) -> IngestReport:
@@ -241,12 +241,34 @@ class Rag(RagAdmin):
         opts, who = self._rag_options(options, overrides), identity or self.identity
 
         async def compute() -> RagResponse:
+            if opts.use_corrective_answer:
+                return await self._corrective_answer(question, opts, who)
             stream = await self._start_answer(question, opts, who, {}, streaming=False)
             return await to_thread(stream.collect)
 
         if self.answer_cache is None:
             return await compute()
         return await self.answer_cache.get_or_create(question, opts, who, compute)  # verified answers only
+
+    async def _corrective_answer(self, question: str, opts: RagOptions, who: Identity) -> RagResponse:
+        """Seed 003 §17's corrective loop: retrieve → grade → answer, or rewrite and retry (capped),
+        then web search if configured, else an honest decline."""
+        from ragwright.retrieve.strategies.crag_loop import CorrectiveAnswerLoop
+        from ragwright.retrieve.strategies.options import CragOptions
+
+        answerer = self._answerer(opts)
+
+        async def answer(q: str, evidence: list[SearchResult]) -> RagResponse:
+            return await to_thread(AnswerStream(answerer.run(q, evidence, opts, streaming=False)).collect)
+
+        loop = CorrectiveAnswerLoop(
+            self.strategies, llm=self.llm, web=self._web_search, options=self._plan.crag or CragOptions()
+        )
+        outcome = await loop.run(question, self._ask_retrieval(opts), who, answer)
+        log.info(
+            "corrective_answer: attempts=%d queries=%d web=%s", outcome.attempts, len(outcome.queries), outcome.used_web
+        )
+        return outcome.response
 
     def ask(
         self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
@@ -361,19 +383,3 @@ def _resolve_sources(sources: Source | str | Path | Iterable[Source | str | Path
     if not out:
         raise ConfigError("nothing to ingest: give at least one file, folder or source")
     return out
-
-
-def _accumulate(total: IngestReport, report: IngestReport) -> None:
-    total.added += report.added
-    total.updated += report.updated
-    total.unchanged += report.unchanged
-    total.deleted += report.deleted
-    total.failed.extend(report.failed)
-    total.chunks += report.chunks
-    total.tokens_embedded += report.tokens_embedded
-    total.parse_cache_hits += report.parse_cache_hits
-    total.ocr_pages += report.ocr_pages
-    total.hidden_elements += report.hidden_elements
-    total.seconds += report.seconds
-    for stage, secs in report.stage_seconds.items():
-        total.stage_seconds[stage] += secs

@@ -49,6 +49,7 @@ def live_url(tmp_path: Path) -> Iterator[str]:
 @pytest.mark.slow
 def test_page_ingests_asks_streams_and_shows_the_cited_source(live_url: str, tmp_path: Path) -> None:
     from playwright import sync_api  # the test extra installs it
+
     chromium = _chromium()
     doc = tmp_path / "refunds.md"
     doc.write_text(DOC)

@@ -26,12 +26,13 @@ import math
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Collection, Iterable, KeysView, Set
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, cast
 
 from ragwright.errors import ConfigError
+from ragwright.index._ranking import check_search_args, live_scores, top_k
 from ragwright.index.analyzers import Analyzer, get_analyzer
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class _View:
 
     n_slots: int
     ids: list[str]  # slot -> chunk id (append-only within one compaction epoch)
-    slot_of: dict[str, int]  # live chunk id -> slot (later upserts add to it: see _allowed_slots)
+    slot_of: dict[str, int]  # live chunk id -> slot (later upserts add to it: see _ranking.allowed_slots)
     slots: list[I32]  # term id -> posting slots
     tfs: list[F32]  # term id -> term frequencies, aligned with ``slots``
     df: npt.NDArray[np.int64]  # term id -> live document frequency
@@ -329,12 +330,7 @@ class Bm25Index:
         Chunks scoring 0 (no query term) are never returned, nor any below *min_score*. Equal
         scores are ordered by chunk id.
         """
-        import numpy as np
-
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ConfigError.invalid("k", k, "an integer >= 0")
-        if not (isinstance(min_score, int | float) and not math.isnan(min_score)):
-            raise ConfigError.invalid("min_score", min_score, "a number on the BM25 scale (0 = no floor)")
+        check_search_args(k, min_score, "BM25")
         if k == 0:
             return []
         view = self._current()
@@ -343,55 +339,15 @@ class Bm25Index:
         scores = self._dense_scores(view, query)
         if scores is None:
             return []
-        if allowed is None:
-            if view.dead.size:
-                scores[view.dead] = 0.0
-            cand: npt.NDArray[np.intp] | None = None
-            sub = scores
-        else:
-            cand = self._allowed_slots(view, allowed)
-            sub = scores[cand]
-        hit = np.flatnonzero(sub > 0.0) if min_score <= 0 else np.flatnonzero(sub >= min_score)
-        if hit.size > k:
-            hit_scores = sub[hit]
-            kth = np.partition(hit_scores, hit.size - k)[hit.size - k]
-            hit = hit[hit_scores >= kth]  # keeps every tie at the cut, ordered by id below
-        hit_slots = hit if cand is None else cand[hit]
-        ids = view.ids
-        ranked = sorted(
-            zip(sub[hit].tolist(), [ids[s] for s in hit_slots.tolist()], strict=True),
-            key=lambda pair: (-pair[0], pair[1]),
-        )
-        return [(cid, score) for score, cid in ranked[:k]]
-
-    @staticmethod
-    def _allowed_slots(view: _View, allowed: Collection[str]) -> npt.NDArray[np.intp]:
-        """Slots of the allowed ids that are live in *view*.
-
-        ``view.slot_of`` only ever maps live ids; ids added, replaced or removed after the view froze
-        map to slots past ``view.n_slots`` or to nothing, so they drop out rather than leak.
-        """
-        import numpy as np
-
-        get = view.slot_of.get
-        slots = np.fromiter((get(cid, -1) for cid in allowed), dtype=np.intp, count=len(allowed))
-        slots = slots[(slots >= 0) & (slots < view.n_slots)]
-        if not isinstance(allowed, Set | KeysView):  # a list may name an id twice
-            slots = np.unique(slots)
-        return slots
+        return top_k(view, scores, k, allowed, min_score)
 
     def scores(self, query: str) -> dict[str, float]:
         """Every live chunk with a non-zero score for *query* (for tests and explanations)."""
-        import numpy as np
-
         view = self._current()
         scores = self._dense_scores(view, query)
         if scores is None:
             return {}
-        if view.dead.size:
-            scores[view.dead] = 0.0
-        hit = np.flatnonzero(scores > 0.0)
-        return {view.ids[s]: v for s, v in zip(hit.tolist(), scores[hit].tolist(), strict=True)}
+        return live_scores(view, scores)
 
     # -- snapshots ------------------------------------------------------------------------------
 

@@ -10,13 +10,12 @@ candidates *before* the top-``k`` cut. No per-document Python in the query path.
 
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Collection, Iterable, KeysView, Set
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ragwright.errors import ConfigError
+from ragwright.index._ranking import check_search_args, live_scores, top_k
 from ragwright.models.sparse.base import SparseVector
 
 if TYPE_CHECKING:
@@ -174,51 +173,19 @@ class SparseIndex:
         *allowed* restricts the candidates before the cut; chunks scoring 0 are never returned, nor
         any below *min_score* (on the dot-product scale).
         """
-        import numpy as np
-
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ConfigError.invalid("k", k, "an integer >= 0")
-        if not (isinstance(min_score, int | float) and not math.isnan(min_score)):
-            raise ConfigError.invalid("min_score", min_score, "a number on the dot-product scale (0 = no floor)")
+        check_search_args(k, min_score, "dot-product")
         if k == 0 or (allowed is not None and not allowed):
             return []
         view = self._current()
         scores = self._dense_scores(view, query)
         if scores is None:
             return []
-        if allowed is None:
-            if view.dead.size:
-                scores[view.dead] = 0.0
-            cand: npt.NDArray[np.intp] | None = None
-            sub = scores
-        else:
-            get = view.slot_of.get
-            cand = np.fromiter((get(cid, -1) for cid in allowed), dtype=np.intp, count=len(allowed))
-            cand = cand[(cand >= 0) & (cand < view.n_slots)]
-            if not isinstance(allowed, Set | KeysView):
-                cand = np.unique(cand)
-            sub = scores[cand]
-        hit = np.flatnonzero(sub > 0.0) if min_score <= 0 else np.flatnonzero(sub >= min_score)
-        if hit.size > k:
-            hs = sub[hit]
-            kth = np.partition(hs, hit.size - k)[hit.size - k]
-            hit = hit[hs >= kth]
-        hit_slots = hit if cand is None else cand[hit]
-        ids = view.ids
-        ranked = sorted(
-            zip(sub[hit].tolist(), [ids[s] for s in hit_slots.tolist()], strict=True), key=lambda p: (-p[0], p[1])
-        )
-        return [(cid, score) for score, cid in ranked[:k]]
+        return top_k(view, scores, k, allowed, min_score)
 
     def scores(self, query: SparseVector) -> dict[str, float]:
         """Every live chunk with a non-zero score for *query* (for tests and explanations)."""
-        import numpy as np
-
         view = self._current()
         scores = self._dense_scores(view, query)
         if scores is None:
             return {}
-        if view.dead.size:
-            scores[view.dead] = 0.0
-        hit = np.flatnonzero(scores > 0.0)
-        return {view.ids[s]: v for s, v in zip(hit.tolist(), scores[hit].tolist(), strict=True)}
+        return live_scores(view, scores)

@@ -139,7 +139,7 @@ def rebuild(
             metadata=user_metadata(first.metadata) or None,
             sync=False,
         )
-        _add(report, run)
+        report.add(run)
     failed = {f.document for f in report.failed}
     for doc_id in sorted(wanted):  # a failed update keeps its failure (and its chunks) in the new collection
         rec = state[doc_id]
@@ -151,19 +151,6 @@ def rebuild(
 
 def _retagged(rec: DocumentRecord, pipeline: IngestPipeline) -> DocumentRecord:
     return dataclasses.replace(rec, embedding_model=pipeline.embedder.name, chunker_version=pipeline.chunker_version)
-
-
-def _add(total: IngestReport, run: IngestReport) -> None:
-    total.added += run.added
-    total.updated += run.updated
-    total.unchanged += run.unchanged
-    total.deleted += run.deleted
-    total.failed.extend(run.failed)
-    total.chunks += run.chunks
-    total.tokens_embedded += run.tokens_embedded
-    total.parse_cache_hits += run.parse_cache_hits
-    for stage, secs in run.stage_seconds.items():
-        total.stage_seconds[stage] += secs
 
 
 def _local_path(uri: str) -> Path | None:

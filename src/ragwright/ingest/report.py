@@ -47,6 +47,22 @@ class IngestReport:
         finally:
             self.stage_seconds[stage] += time.perf_counter() - start
 
+    def add(self, other: IngestReport) -> None:
+        """Fold the counts, failures and times of *other* (a later run) into this report."""
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.deleted += other.deleted
+        self.failed.extend(other.failed)
+        self.chunks += other.chunks
+        self.tokens_embedded += other.tokens_embedded
+        self.parse_cache_hits += other.parse_cache_hits
+        self.ocr_pages += other.ocr_pages
+        self.hidden_elements += other.hidden_elements
+        self.seconds += other.seconds
+        for stage, secs in other.stage_seconds.items():
+            self.stage_seconds[stage] += secs
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "added": self.added,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,21 @@ def build_folder(target: Path, marker: str) -> Iterator[Path]:
 
 def write_config(folder: Path, config: dict[str, Any]) -> None:
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def content_key(seed: str, folder: Path, names: Iterable[str]) -> str:
+    """A sha256 hex digest of *seed* and the named files of *folder* (missing ones skipped).
+
+    Converted folders are cached under this key, so a changed source file (or a new *seed*, which
+    carries the conversion's format version) gives a fresh conversion.
+    """
+    digest = hashlib.sha256(seed.encode())
+    for name in names:
+        path = folder / name
+        if not path.is_file():
+            continue
+        digest.update(f"\0{name}\0".encode())
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

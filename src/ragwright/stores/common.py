@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
@@ -42,3 +43,55 @@ def check_embedder(bound: tuple[str, int] | None, name: str, dimension: int, whe
 
 def deleted_record(record: DocumentRecord) -> DocumentRecord:
     return dataclasses.replace(record, status=DocumentStatus.DELETED, chunk_count=0, updated_at=time.time())
+
+
+def record_from_columns(row: Sequence[Any], decode: Callable[[Any], Any] | None = None) -> DocumentRecord:
+    """A :class:`DocumentRecord` from a documents row, its columns in the order :func:`record_columns` writes.
+
+    *decode* turns the stored ``acl`` and ``metadata`` into Python values (SQLite keeps them as JSON text).
+    """
+    (doc, source, chash, status, pv, cv, em, count, stage, reason, tenant, acl, root, title, ca, ua, meta) = row
+    if decode is not None:
+        acl, meta = decode(acl), decode(meta)
+    return DocumentRecord(
+        document_id=doc,
+        source=source,
+        content_hash=chash,
+        status=DocumentStatus(status),
+        parser_version=pv,
+        chunker_version=cv,
+        embedding_model=em,
+        chunk_count=count,
+        stage=stage,
+        reason=reason,
+        tenant=tenant,
+        acl=tuple(acl),
+        source_root=root,
+        title=title,
+        created_at=ca,
+        updated_at=ua,
+        metadata=meta,
+    )
+
+
+def record_columns(r: DocumentRecord, acl: Any, metadata: Any) -> tuple[Any, ...]:
+    """The documents row of *r*, with *acl* and *metadata* already encoded for the database."""
+    return (
+        r.document_id,
+        r.source,
+        r.content_hash,
+        r.status.value,
+        r.parser_version,
+        r.chunker_version,
+        r.embedding_model,
+        r.chunk_count,
+        r.stage,
+        r.reason,
+        r.tenant,
+        acl,
+        r.source_root,
+        r.title,
+        r.created_at,
+        r.updated_at,
+        metadata,
+    )

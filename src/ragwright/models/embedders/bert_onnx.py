@@ -206,6 +206,70 @@ def _encoder_layer(gb: _GraphBuilder, x: str, mask: str, i: int, cfg: BertConfig
     return gb.layer_norm(out, f"{p}.output.LayerNorm", f"{n}.output_norm", cfg.eps)
 
 
+def _positions(gb: _GraphBuilder, table: Array) -> str:
+    """The first ``seq_len`` rows of the position *table* (``seq_len`` read from ``input_ids``)."""
+    np = gb.np
+    seq = gb.node(
+        "Slice",
+        [
+            gb.node("Shape", ["input_ids"], "embeddings/Shape"),
+            gb.init("const.one_1d", np.array([1], dtype=np.int64)),
+            gb.init("const.two_1d", np.array([2], dtype=np.int64)),
+        ],
+        "embeddings/seq_len",
+    )
+    return gb.node(
+        "Slice",
+        [
+            gb.init("embeddings.position", table.astype(np.float32)),
+            gb.init("const.zero_1d", np.array([0], dtype=np.int64)),
+            seq,
+        ],
+        "embeddings.position/Slice",
+    )
+
+
+def _embeddings(gb: _GraphBuilder, cfg: BertConfig) -> str:
+    """Word + (position + token_type[0]) embeddings folded into one table, then LayerNorm."""
+    words = gb.node(
+        "Gather",
+        [gb.init("embeddings.word", gb.weight("embeddings.word_embeddings.weight")), "input_ids"],
+        "embeddings.word/Gather",
+        axis=0,
+    )
+    pos_table = gb.weight("embeddings.position_embeddings.weight")
+    if "embeddings.token_type_embeddings.weight" in gb.tensors:
+        pos_table = pos_table + gb.weight("embeddings.token_type_embeddings.weight")[0]
+    emb = gb.node("Add", [words, _positions(gb, pos_table)], "embeddings/Add")
+    return gb.layer_norm(emb, "embeddings.LayerNorm", "embeddings.norm", cfg.eps)
+
+
+def _additive_mask(gb: _GraphBuilder, maskf: str) -> str:
+    """The float 0/1 mask *maskf* as an additive mask ``[batch, 1, 1, seq]``: 0 attended, -1e4 padding."""
+    np = gb.np
+    m = gb.node("Unsqueeze", [maskf, gb.init("const.mask_axes", np.array([1, 2], dtype=np.int64))], "mask/Unsqueeze")
+    m = gb.node("Sub", [gb.init("const.one", np.array(1.0, dtype=np.float32)), m], "mask/Sub")
+    return gb.node("Mul", [m, gb.init("const.neg", np.array(-1.0e4, dtype=np.float32))], "mask/Mul")
+
+
+def _attention_mask(gb: _GraphBuilder, fused: bool) -> str:
+    """The mask the attention takes: fused, the raw 0/1 mask as int32 ``[batch, seq]``; else additive."""
+    tp = gb.onnx.TensorProto
+    if fused:
+        return gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.INT32)
+    return _additive_mask(gb, gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.FLOAT))
+
+
+def _save_model(gb: _GraphBuilder, model: Any, out: Path) -> Path:
+    """Check *model* (IR version 8) and write it to *out*, creating the folder."""
+    model.ir_version = 8
+    gb.onnx.checker.check_model(model)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    gb.onnx.save_model(model, str(out))
+    return out
+
+
 def build_bert_onnx(model_dir: Path, out: Path, *, fused: bool = True) -> Path:
     """Write a float32 ONNX encoder for the BERT checkpoint in *model_dir* to *out*; return *out*.
 
@@ -218,50 +282,10 @@ def build_bert_onnx(model_dir: Path, out: Path, *, fused: bool = True) -> Path:
     model_dir = Path(model_dir)
     cfg = read_bert_config(model_dir)
     gb = _GraphBuilder(_load_tensors(model_dir))
-    onnx, np = gb.onnx, gb.np
-    helper, tp = onnx.helper, onnx.TensorProto
+    helper, tp = gb.onnx.helper, gb.onnx.TensorProto
 
-    # Embeddings: word + (position + token_type[0]) folded into one table, then LayerNorm.
-    words = gb.node(
-        "Gather",
-        [gb.init("embeddings.word", gb.weight("embeddings.word_embeddings.weight")), "input_ids"],
-        "embeddings.word/Gather",
-        axis=0,
-    )
-    pos_table = gb.weight("embeddings.position_embeddings.weight")
-    if "embeddings.token_type_embeddings.weight" in gb.tensors:
-        pos_table = pos_table + gb.weight("embeddings.token_type_embeddings.weight")[0]
-    shape = gb.node("Shape", ["input_ids"], "embeddings/Shape")
-    seq = gb.node(
-        "Slice",
-        [
-            shape,
-            gb.init("const.one_1d", np.array([1], dtype=np.int64)),
-            gb.init("const.two_1d", np.array([2], dtype=np.int64)),
-        ],
-        "embeddings/seq_len",
-    )
-    pos = gb.node(
-        "Slice",
-        [
-            gb.init("embeddings.position", pos_table.astype(np.float32)),
-            gb.init("const.zero_1d", np.array([0], dtype=np.int64)),
-            seq,
-        ],
-        "embeddings.position/Slice",
-    )
-    emb = gb.node("Add", [words, pos], "embeddings/Add")
-    x = gb.layer_norm(emb, "embeddings.LayerNorm", "embeddings.norm", cfg.eps)
-
-    if fused:  # Attention takes the raw 0/1 mask as int32 [batch, seq].
-        mask = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.INT32)
-    else:  # additive mask [batch, 1, 1, seq]: 0 where attended, -1e4 at padding.
-        m = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.FLOAT)
-        axes = gb.init("const.mask_axes", np.array([1, 2], dtype=np.int64))
-        m = gb.node("Unsqueeze", [m, axes], "mask/Unsqueeze")
-        m = gb.node("Sub", [gb.init("const.one", np.array(1.0, dtype=np.float32)), m], "mask/Sub")
-        mask = gb.node("Mul", [m, gb.init("const.neg", np.array(-1.0e4, dtype=np.float32))], "mask/Mul")
-
+    x = _embeddings(gb, cfg)
+    mask = _attention_mask(gb, fused)
     for i in range(cfg.layers):
         x = _encoder_layer(gb, x, mask, i, cfg, fused)
     gb.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output/Identity"))
@@ -280,11 +304,7 @@ def build_bert_onnx(model_dir: Path, out: Path, *, fused: bool = True) -> Path:
     if fused:
         opsets.append(helper.make_opsetid(_MS_DOMAIN, 1))
     model = helper.make_model(graph, opset_imports=opsets, producer_name=_PRODUCER, producer_version="1")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save_model(model, str(out))
+    out = _save_model(gb, model, out)
     logger.debug("wrote float32 BERT ONNX graph %s (%d layers)", out, cfg.layers)
     return out
 
@@ -321,33 +341,9 @@ def build_bert_classifier_onnx(model_dir: Path, out: Path, *, fused: bool = True
         ],
         "embeddings.word_type/Add",
     )
-    seq = gb.node(
-        "Slice",
-        [
-            gb.node("Shape", ["input_ids"], "embeddings/Shape"),
-            gb.init("const.one_1d", np.array([1], dtype=np.int64)),
-            gb.init("const.two_1d", np.array([2], dtype=np.int64)),
-        ],
-        "embeddings/seq_len",
-    )
-    pos = gb.node(
-        "Slice",
-        [
-            gb.init("embeddings.position", gb.weight("embeddings.position_embeddings.weight")),
-            gb.init("const.zero_1d", np.array([0], dtype=np.int64)),
-            seq,
-        ],
-        "embeddings.position/Slice",
-    )
-    emb = gb.node("Add", [emb, pos], "embeddings/Add")
+    emb = gb.node("Add", [emb, _positions(gb, gb.weight("embeddings.position_embeddings.weight"))], "embeddings/Add")
     x = gb.layer_norm(emb, "embeddings.LayerNorm", "embeddings.norm", cfg.eps)
-    if fused:
-        mask = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.INT32)
-    else:
-        m = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.FLOAT)
-        m = gb.node("Unsqueeze", [m, gb.init("const.mask_axes", np.array([1, 2], dtype=np.int64))], "mask/Unsqueeze")
-        m = gb.node("Sub", [gb.init("const.one", np.array(1.0, dtype=np.float32)), m], "mask/Sub")
-        mask = gb.node("Mul", [m, gb.init("const.neg", np.array(-1.0e4, dtype=np.float32))], "mask/Mul")
+    mask = _attention_mask(gb, fused)
     for i in range(cfg.layers):
         x = _encoder_layer(gb, x, mask, i, cfg, fused)
 
@@ -366,11 +362,7 @@ def build_bert_classifier_onnx(model_dir: Path, out: Path, *, fused: bool = True
     graph = helper.make_graph(gb.nodes, "bert_classifier", inputs, outputs, initializer=gb.inits)
     opsets = [helper.make_opsetid("", _OPSET)] + ([helper.make_opsetid(_MS_DOMAIN, 1)] if fused else [])
     model = helper.make_model(graph, opset_imports=opsets, producer_name=_PRODUCER, producer_version="1")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save_model(model, str(out))
+    out = _save_model(gb, model, out)
     logger.debug("wrote float32 BERT classifier ONNX graph %s (%d layers, %d labels)", out, cfg.layers, labels)
     return out
 

@@ -9,7 +9,6 @@ takes any ONNX model folder, or a Hugging Face / sentence-transformers BERT fold
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ragwright._deps import require
 from ragwright._paths import cache_root
 from ragwright.errors import ConfigError
-from ragwright.models.conversion import build_folder, write_config
+from ragwright.models.conversion import build_folder, content_key, write_config
+from ragwright.models.runtime import cpu_session
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,16 +101,7 @@ def _pooling_of(folder: Path) -> str:
 
 
 def _content_key(folder: Path) -> str:
-    digest = hashlib.sha256(f"ragwright-onnx-cache:{_CACHE_FORMAT}".encode())
-    for name in _HASHED_FILES:
-        path = folder / name
-        if not path.is_file():
-            continue
-        digest.update(f"\0{name}\0".encode())
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return content_key(f"ragwright-onnx-cache:{_CACHE_FORMAT}", folder, _HASHED_FILES)
 
 
 def _convert_hf_folder(folder: Path) -> Path:
@@ -305,17 +296,10 @@ class OnnxEmbedder:
             return self
         with self._lock:
             if self._session is None:
-                ort = require("onnxruntime", _EXTRA, "the ONNX embedder")
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads
-                options.inter_op_num_threads = 1
-                options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                options.log_severity_level = 3
-                session = ort.InferenceSession(
-                    str(self._model_path),
-                    options,
-                    providers=["CPUExecutionProvider"],
+                session = cpu_session(
+                    self._model_path,
+                    self.threads,
+                    "the ONNX embedder",
                     # onnxruntime's fused SkipLayerNormalization is slower on CPU than the
                     # LayerNormalization + Add it replaces (measured ~12 % of the whole run).
                     disabled_optimizers=["SkipLayerNormFusion"],

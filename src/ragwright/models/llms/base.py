@@ -231,3 +231,15 @@ def with_json_instruction(messages: Sequence[Message], schema: Mapping[str, Any]
 
 def as_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
     return [Message.coerce(m) for m in messages]
+
+
+def chat_messages(messages: Sequence[Message], json_schema: Mapping[str, Any] | None = None) -> list[Message]:
+    """The messages of a chat call, coerced; with the JSON instruction when *json_schema* is given.
+
+    Backends pass *json_schema* only when the prompt must ask for JSON (the server cannot enforce the
+    schema alone). An empty list raises :class:`GenerationError`.
+    """
+    msgs = as_messages(messages)
+    if not msgs:
+        raise GenerationError("a chat call needs at least one message")
+    return msgs if json_schema is None else with_json_instruction(msgs, json_schema)

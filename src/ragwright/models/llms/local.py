@@ -26,7 +26,7 @@ from typing import Any
 
 from ragwright._deps import require
 from ragwright.errors import ConfigError, GenerationError, MissingDependencyError
-from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage, with_json_instruction
+from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage, chat_messages
 
 __all__ = ["LlamaCppChat"]
 
@@ -133,12 +133,8 @@ class LlamaCppChat:
         return {"type": "json_object", "schema": dict(json_schema)}
 
     def _messages(self, messages: Sequence[Message], json_schema: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-        msgs = [Message.coerce(m) for m in messages]
-        if not msgs:
-            raise GenerationError("a chat call needs at least one message")
-        if json_schema is not None:
-            msgs = with_json_instruction(msgs, json_schema)  # the grammar constrains, the prompt explains
-        return [m.to_dict() for m in msgs]
+        # the grammar constrains, the prompt explains
+        return [m.to_dict() for m in chat_messages(messages, json_schema)]
 
     def chat(
         self,

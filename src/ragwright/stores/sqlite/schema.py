@@ -6,7 +6,8 @@ import json
 from typing import Any, Final, NamedTuple
 
 from ragwright.model.chunk import Chunk
-from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.model.records import DocumentRecord
+from ragwright.stores.common import record_from_columns
 
 #: 2 added physical collections and aliases (blue/green reindex); a version-1 file is migrated on open.
 SCHEMA_VERSION: Final = 2
@@ -157,26 +158,7 @@ def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
 
 
 def record_from_row(row: tuple[Any, ...]) -> DocumentRecord:
-    (doc, source, chash, status, pv, cv, em, count, stage, reason, tenant, acl, root, title, ca, ua, meta) = row
-    return DocumentRecord(
-        document_id=doc,
-        source=source,
-        content_hash=chash,
-        status=DocumentStatus(status),
-        parser_version=pv,
-        chunker_version=cv,
-        embedding_model=em,
-        chunk_count=count,
-        stage=stage,
-        reason=reason,
-        tenant=tenant,
-        acl=tuple(json.loads(acl)),
-        source_root=root,
-        title=title,
-        created_at=ca,
-        updated_at=ua,
-        metadata=json.loads(meta),
-    )
+    return record_from_columns(row, json.loads)
 
 
 def chunk_row(c: Chunk, vector: bytes) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from ragwright.model.document import Document
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
-from ragwright.stores.common import check_embedder, check_vectors, deleted_record
+from ragwright.stores.common import check_embedder, check_vectors, deleted_record, record_columns
 from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
     CHUNK_COLUMNS,
@@ -399,25 +399,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             f"INSERT OR REPLACE INTO {self._t.documents} (document_id, source, content_hash, status, parser_version, "
             "chunker_version, embedding_model, chunk_count, stage, reason, tenant, acl, source_root, title, "
             "created_at, updated_at, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                r.document_id,
-                r.source,
-                r.content_hash,
-                r.status.value,
-                r.parser_version,
-                r.chunker_version,
-                r.embedding_model,
-                r.chunk_count,
-                r.stage,
-                r.reason,
-                r.tenant,
-                json.dumps(list(r.acl)),
-                r.source_root,
-                r.title,
-                r.created_at,
-                r.updated_at,
-                json.dumps(r.metadata, default=str),
-            ),
+            record_columns(r, json.dumps(list(r.acl)), json.dumps(r.metadata, default=str)),
         )
 
     # -- reads ---------------------------------------------------------------------------------------

@@ -157,3 +157,25 @@ def test_unknown_analyzer_is_refused_before_opening(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="analyzer"):
         SqliteStore(tmp_path / "s.db", keyword_analyzer="klingon")
     assert not (tmp_path / "s.db").exists()
+
+
+def test_filtered_eligible_sets_are_cached_per_identity_and_filter_and_dropped_on_write(tmp_path: Path) -> None:
+    from ragwright.model.identity import Identity
+    from ragwright.rag import Rag
+    from ragwright.sources import BytesSource
+    from ragwright.testing.doubles import HashingEmbedder
+
+    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder())
+    rag.ingest(BytesSource({"a.md": b"# A\n\nquarterly budget plan"}), tenant="t", metadata={"dept": "hr"})
+    rag.ingest(BytesSource({"b.md": b"# B\n\nquarterly budget plan"}), tenant="t", acl=["fin"], metadata={"dept": "hr"})
+    hr = {"dept": "hr"}
+    for mode in ({"use_hybrid_search": False}, {"use_dense_search": False, "use_keyword_search": True}):
+        public = {r.document_id for r in rag.search("budget", identity=Identity("t"), metadata_filter=hr, **mode)}
+        fin = {
+            r.document_id for r in rag.search("budget", identity=Identity("t", ("fin",)), metadata_filter=hr, **mode)
+        }
+        assert (public, fin) == ({"a.md"}, {"a.md", "b.md"})  # same filter, different identity: not shared
+    rag.ingest(BytesSource({"c.md": b"# C\n\nquarterly budget plan"}), tenant="t", metadata={"dept": "hr"})
+    for mode in ({"use_hybrid_search": False}, {"use_dense_search": False, "use_keyword_search": True}):
+        again = {r.document_id for r in rag.search("budget", identity=Identity("t"), metadata_filter=hr, **mode)}
+        assert again == {"a.md", "c.md"}  # the write dropped the cached set

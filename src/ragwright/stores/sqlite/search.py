@@ -107,31 +107,30 @@ class SqliteSearch:
     def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
         """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
 
-        The security-only set is cached per identity signature until the next write, so the common
-        unfiltered query does not scan the table.
+        The set is cached per (identity signature, compiled filter) until the next write, so repeated
+        queries — unfiltered or with the same metadata filter — do not scan the table.
         """
         import numpy as np
 
         _, rowids = self._load_matrix()
-        key = identity.acl_signature() if metadata_filter is None else None
-        if key is not None and key in self._eligible_cache:
-            return self._eligible_cache[key]
         params: list[Any] = []
         where = (
             compile_security(identity, "tenant", "acl", params)
             + " AND "
             + compile_filter(metadata_filter, "metadata", params)
         )
+        key = _filter_key(identity, where, params)
+        if key in self._eligible_cache:
+            return self._eligible_cache[key]
         eligible = np.fromiter(
             (r[0] for r in self._conn.execute(f"SELECT rowid FROM {self._t.chunks} WHERE {where}", params)),
             dtype=np.int64,
         )
         eligible.sort()
         positions = np.searchsorted(rowids, eligible)
-        if key is not None:
-            if len(self._eligible_cache) > 256:
-                self._eligible_cache.clear()
-            self._eligible_cache[key] = positions
+        if len(self._eligible_cache) > _CACHED_SETS:
+            self._eligible_cache.clear()
+        self._eligible_cache[key] = positions
         return positions
 
     def search_dense(
@@ -244,19 +243,34 @@ class SqliteSearch:
     def _allowed_ids(self, identity: Identity, metadata_filter: Filter | None) -> frozenset[str] | None:
         """The chunk ids the keyword arm may return (``None``: every chunk). Call under the lock.
 
-        The security-only set is cached per identity signature until the next write, like the eligible
-        positions; when it covers every chunk the index runs unrestricted (no per-query id mapping).
+        The set is cached per (identity signature, compiled filter) until the next write, like the
+        eligible positions; when it covers every chunk the index runs unrestricted (no per-query id mapping).
         """
-        key = identity.acl_signature() if metadata_filter is None else None
-        if key is not None and key in self._allowed_cache:
+        params: list[Any] = []
+        where = (
+            compile_security(identity, "tenant", "acl", params)
+            + " AND "
+            + compile_filter(metadata_filter, "metadata", params)
+        )
+        key = _filter_key(identity, where, params)
+        if key in self._allowed_cache:
             return self._allowed_cache[key]
         positions = self._eligible_positions(identity, metadata_filter)
         allowed = (
             None if positions.size == len(self._chunk_ids) else frozenset(self._chunk_ids[int(p)] for p in positions)
         )
-        if key is not None:
-            self._allowed_cache[key] = allowed
+        if len(self._allowed_cache) > _CACHED_SETS:
+            self._allowed_cache.clear()
+        self._allowed_cache[key] = allowed
         return allowed
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
         raise NotImplementedError  # provided by the host
+
+#: Eligible sets kept per store until the next write (each up to one int64 per chunk).
+_CACHED_SETS = 64
+
+
+def _filter_key(identity: Identity, where: str, params: list[Any]) -> str:
+    """Cache key of an eligible set: the caller's ACL signature and the compiled filter with its values."""
+    return identity.acl_signature() + "\x1f" + where + "\x1f" + json.dumps(params, default=repr, sort_keys=True)

@@ -90,9 +90,15 @@ def test_reindex_builds_beside_live_switches_alias_and_reads_no_source(tmp_path:
     with SqliteStore(tmp_path / "s.db") as reopened:
         assert reopened.current_collection == "g2"
         assert reopened.embedding_model == ("test/hashing-b", 128)
-    # the old collection stays until dropped
+    # the old collection stays until dropped, with its derived state (graph snapshot, sparse vectors)
+    snapshot = tmp_path / "s.db.main.ann"
+    snapshot.write_bytes(b"graph")
+    rag.store._conn.execute("CREATE TABLE IF NOT EXISTS sparse_vectors (chunk_id TEXT)")  # type: ignore[attr-defined]
     assert rag.drop_collection("main") == ["main"]
     assert [c["name"] for c in rag.collections()] == ["g2"]
+    assert not snapshot.exists()
+    tables = {r[0] for r in rag.store._conn.execute("SELECT name FROM sqlite_master")}  # type: ignore[attr-defined]
+    assert not {"chunks", "documents", "parents", "sparse_vectors"} & tables
     with pytest.raises(StoreError, match="live"):
         rag.drop_collection("g2")
 

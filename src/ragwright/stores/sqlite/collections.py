@@ -287,8 +287,11 @@ class SqliteCollections:
         log.info("collection_dropped: %s %s", self.path, name)
 
     def _drop_tables(self, t: Tables) -> None:
-        for table in (t.chunks, t.parents, t.documents):
+        sparse = "sparse_vectors" if t.name == "main" else f"sparse_vectors__{t.name}"
+        for table in (t.chunks, t.parents, t.documents, sparse):
             self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+        snapshot = Path(f"{self.path}.{t.name}.ann")  # the dense graph's snapshot (derived state)
+        snapshot.unlink(missing_ok=True)
 
     def _live_hash_sql(self) -> str:
         """SQL listing the content hashes any collection's live records refer to (staging is shared)."""

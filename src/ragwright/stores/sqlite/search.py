@@ -267,6 +267,7 @@ class SqliteSearch:
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
         raise NotImplementedError  # provided by the host
 
+
 #: Eligible sets kept per store until the next write (each up to one int64 per chunk).
 _CACHED_SETS = 64
 

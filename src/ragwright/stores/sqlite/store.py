@@ -177,7 +177,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
 
     def tag_table(self) -> SqliteTagTable:
         """The tag vectors of tag-based retrieval (tables of :mod:`ragwright.stores.sqlite.tags`)."""
-        return SqliteTagTable(self._conn, self._transaction, self._lock)
+        return SqliteTagTable(self._conn, self._transaction, self._lock, lambda: self._t.documents)
 
     @property
     def collection(self) -> str | None:

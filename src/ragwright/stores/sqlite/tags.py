@@ -1,7 +1,7 @@
 """The SQLite tag table (see :mod:`ragwright.stores.tags`): two tables beside the store's own.
 
 ``tag_vectors`` holds one vector per (model, key, value); ``tag_documents`` links documents to their
-tags. Visibility joins the registry (``documents``): only indexed documents the caller may see count,
+tags. Visibility joins the live collection's registry: only indexed documents the caller may see count,
 so deletions and ACL changes apply to tags at once, with nothing to re-embed.
 """
 
@@ -50,8 +50,11 @@ class SqliteTagTable:
         conn: sqlite3.Connection,
         transaction: Callable[[], AbstractContextManager[None]],
         lock: threading.RLock,
+        documents: Callable[[], str] = lambda: "documents",
     ) -> None:
+        """*documents* names the live collection's registry table (it changes when a reindex switches)."""
         self._conn, self._transaction, self._lock = conn, transaction, lock
+        self._documents = documents
         with self._transaction():
             for statement in TAG_SCHEMA:
                 self._conn.execute(statement)
@@ -86,7 +89,7 @@ class SqliteTagTable:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT v.tag_key, v.tag_value, v.vector FROM tag_vectors v WHERE v.model = ? AND EXISTS ("
-                "SELECT 1 FROM tag_documents t JOIN documents d ON d.document_id = t.document_id "
+                f"SELECT 1 FROM tag_documents t JOIN {self._documents()} d ON d.document_id = t.document_id "
                 "WHERE t.tag_key = v.tag_key AND t.tag_value = v.tag_value "
                 f"AND d.status = 'indexed' AND {security})",
                 params,

@@ -54,7 +54,7 @@ def _tag_table(store: Any) -> Any:
     table = getattr(store, "tag_table", None)
     if table is None:
         raise ConfigError(
-            f"tag-based retrieval needs a store with a tag table (MemoryStore, SqliteStore); got {type(store).__name__}"
+            f"tag-based retrieval needs a store with a tag table (MemoryStore, SqliteStore, PostgresStore); got {type(store).__name__}"
         )
     return table()
 

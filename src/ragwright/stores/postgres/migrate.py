@@ -15,7 +15,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_DATA_TABLES = ("sparse_vectors", "chunks", "documents", "parents", "staged", "parsed", "rag_changes", "ingest_jobs")
+_DATA_TABLES = (
+    "sparse_vectors",
+    "chunks",
+    "documents",
+    "parents",
+    "staged",
+    "parsed",
+    "rag_changes",
+    "ingest_jobs",
+    "tag_documents",
+    "tag_vectors",
+)
 
 
 def migrate(conn: psycopg.Connection[Any], options: PostgresOptions, collection: str | None, where: str) -> str:

@@ -124,6 +124,27 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "CREATE INDEX ingest_jobs_claim ON ingest_jobs(status, job_id)",
         ),
     ),
+    (
+        2,
+        (
+            # Tag-based retrieval (see ragwright.stores.postgres.tags): one vector per (model, key, value),
+            # float32 little-endian bytes; which documents carry which tags.
+            """CREATE TABLE tag_vectors (
+                model TEXT NOT NULL,
+                tag_key TEXT NOT NULL,
+                tag_value TEXT NOT NULL,
+                vector BYTEA NOT NULL,
+                PRIMARY KEY (model, tag_key, tag_value)
+            )""",
+            """CREATE TABLE tag_documents (
+                document_id TEXT NOT NULL,
+                tag_key TEXT NOT NULL,
+                tag_value TEXT NOT NULL,
+                PRIMARY KEY (document_id, tag_key, tag_value)
+            )""",
+            "CREATE INDEX tag_documents_tag ON tag_documents(tag_key, tag_value)",
+        ),
+    ),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 

@@ -42,6 +42,7 @@ from ragwright.stores.postgres.schema import (
 from ragwright.stores.postgres.search import PostgresSearch
 from ragwright.stores.postgres.sparse import PostgresSparse
 from ragwright.stores.postgres.sql_filters import compile_security
+from ragwright.stores.postgres.tags import PostgresTagTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -190,6 +191,10 @@ class PostgresStore(PostgresSearch, PostgresSparse):
             self._set_meta(conn, "changes_floor", str(floor))
         return version, removed
 
+    def tag_table(self) -> PostgresTagTable:
+        """The tag vectors of tag-based retrieval (tables of :mod:`ragwright.stores.postgres.tags`)."""
+        return PostgresTagTable(self._conn)
+
     def index_version(self) -> int:
         """The store's change counter: it moves on every write by any process (cache keys use it)."""
         with self._conn() as conn:
@@ -229,6 +234,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
     def remove_document(self, document_id: str) -> int:
         with self._conn() as conn, conn.pipeline(), conn.transaction():
             conn.execute("DELETE FROM parents WHERE document_id = %s", (document_id,))
+            conn.execute("DELETE FROM tag_documents WHERE document_id = %s", (document_id,))
             conn.execute(
                 "UPDATE documents SET status = 'deleted', chunk_count = 0, updated_at = %s WHERE document_id = %s",
                 (time.time(), document_id),

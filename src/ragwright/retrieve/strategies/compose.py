@@ -54,7 +54,8 @@ def _tag_table(store: Any) -> Any:
     table = getattr(store, "tag_table", None)
     if table is None:
         raise ConfigError(
-            f"tag-based retrieval needs a store with a tag table (MemoryStore, SqliteStore, PostgresStore); got {type(store).__name__}"
+            "tag-based retrieval needs a store with a tag table (MemoryStore, SqliteStore, PostgresStore); "
+            f"got {type(store).__name__}"
         )
     return table()
 
@@ -134,7 +135,9 @@ def build_retriever(
     if cache is not None and cache is not False:
         version = getattr(store, "index_version", None)
         if version is None:
-            raise ConfigError("the result cache needs a store with index_version() (MemoryStore, SqliteStore)")
+            raise ConfigError(
+                "the result cache needs a store with index_version() (MemoryStore, SqliteStore, PostgresStore)"
+            )
         opts = cache_options or CacheOptions()
         tiered = TieredCache(max_entries=opts.max_entries) if cache is True else cache
         retriever = CachedRetriever(

@@ -52,15 +52,13 @@ def visible(identity: Identity, access: dict[str, tuple[str, tuple[str, ...]]]) 
     return {doc for doc, (tenant, acl) in access.items() if identity.can_see(tenant, acl)}
 
 
-@pytest.mark.parametrize("make_store", [MemoryStore, "sqlite"], ids=["memory", "sqlite"])
-def test_leak_rate_is_zero_across_modes(make_store: object, tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db") if make_store == "sqlite" else MemoryStore()
-    rag, access = build(store)
+def probe(rag: Rag, access: dict[str, tuple[str, tuple[str, ...]]], rounds: int) -> tuple[int, int]:
+    """Random queries as every identity through every mode and ``ask``: (results checked, leaks)."""
     probes = leaks = 0
     rng = random.Random(1)
     for identity in identities():
         allowed = visible(identity, access)
-        for _ in range(12):
+        for _ in range(rounds):
             query = " ".join(rng.sample(WORDS, 3))
             for overrides in MODES.values():
                 for r in rag.search(query, top_k=8, identity=identity, **overrides):
@@ -68,14 +66,14 @@ def test_leak_rate_is_zero_across_modes(make_store: object, tmp_path: Path) -> N
                     leaks += r.document_id not in allowed or not identity.can_see(r.chunk.tenant, r.chunk.acl)
             answer = rag.ask(query, identity=identity)
             leaks += sum(s.document_id not in allowed for s in answer.sources)
-    assert probes > 1000 and leaks == 0
+    return probes, leaks
 
 
-def test_acl_changes_and_deletions_take_effect_everywhere(tmp_path: Path) -> None:
-    rag, access = build(SqliteStore(tmp_path / "s.db"), seed=3)
+def assert_acl_changes_and_deletions_apply(rag: Rag, access: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+    """A public document made board-only vanishes for a reader in every mode; removed, for the board too."""
     target = next(doc for doc, (tenant, acl) in access.items() if tenant == "acme" and "*" in acl)
     reader = Identity("acme")
-    query = rag.store.document_chunks(target)[0].text
+    query = rag.store.document_chunks(target)[0].text  # type: ignore[attr-defined]
     assert any(r.document_id == target for r in rag.search(query, top_k=40, identity=reader))
     rag.update_acl(target, groups=["board"])
     for overrides in MODES.values():
@@ -84,6 +82,19 @@ def test_acl_changes_and_deletions_take_effect_everywhere(tmp_path: Path) -> Non
     board = Identity("acme", ("board",))
     for overrides in MODES.values():
         assert all(r.document_id != target for r in rag.search(query, top_k=40, identity=board, **overrides))
+
+
+@pytest.mark.parametrize("make_store", [MemoryStore, "sqlite"], ids=["memory", "sqlite"])
+def test_leak_rate_is_zero_across_modes(make_store: object, tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db") if make_store == "sqlite" else MemoryStore()
+    rag, access = build(store)
+    probes, leaks = probe(rag, access, rounds=12)
+    assert probes > 1000 and leaks == 0
+
+
+def test_acl_changes_and_deletions_take_effect_everywhere(tmp_path: Path) -> None:
+    rag, access = build(SqliteStore(tmp_path / "s.db"), seed=3)
+    assert_acl_changes_and_deletions_apply(rag, access)
 
 
 def test_removing_the_keyword_arm_filter_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

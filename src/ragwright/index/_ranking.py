@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, KeysView, Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ragwright.errors import ConfigError
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["SlotView", "allowed_slots", "check_search_args", "live_scores", "top_k"]
+__all__ = ["RankedIndex", "SlotView", "allowed_slots", "check_search_args", "live_scores", "top_k"]
 
 
 class SlotView(Protocol):
@@ -102,3 +102,48 @@ def live_scores(view: SlotView, scores: npt.NDArray[np.float64]) -> dict[str, fl
         scores[view.dead] = 0.0
     hit = np.flatnonzero(scores > 0.0)
     return {view.ids[s]: v for s, v in zip(hit.tolist(), scores[hit].tolist(), strict=True)}
+
+
+Q = TypeVar("Q")
+
+
+class RankedIndex(Generic[Q]):
+    """``search`` and ``scores`` over a frozen view, for indexes that score every slot at once.
+
+    A subclass provides ``_current()`` (its frozen view) and ``_dense_scores(view, query)`` (one score
+    per slot, or ``None`` when no query term is indexed) and names its score scale in ``scale``.
+    """
+
+    scale = "score"
+
+    def _current(self) -> Any:  # pragma: no cover - provided by the subclass
+        raise NotImplementedError
+
+    def _dense_scores(self, view: Any, query: Q) -> npt.NDArray[np.float64] | None:  # pragma: no cover
+        raise NotImplementedError
+
+    def search(
+        self, query: Q, k: int, *, allowed: Collection[str] | None = None, min_score: float = 0.0
+    ) -> list[tuple[str, float]]:
+        """The best *k* chunks for *query* as ``(chunk_id, score)``, best first (ties by chunk id).
+
+        *allowed* (the caller's security and metadata filter) restricts the candidates *before* the
+        cut: the result is the best *k* among the allowed chunks, never padded. Chunks scoring 0 are
+        never returned, nor any below *min_score* (on the index's own scale).
+        """
+        check_search_args(k, min_score, self.scale)
+        if k == 0 or (allowed is not None and not allowed):
+            return []
+        view = self._current()
+        scores = self._dense_scores(view, query)
+        if scores is None:
+            return []
+        return top_k(view, scores, k, allowed, min_score)
+
+    def scores(self, query: Q) -> dict[str, float]:
+        """Every live chunk with a non-zero score for *query* (for tests and explanations)."""
+        view = self._current()
+        scores = self._dense_scores(view, query)
+        if scores is None:
+            return {}
+        return live_scores(view, scores)

@@ -26,13 +26,13 @@ import math
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, cast
 
 from ragwright.errors import ConfigError
-from ragwright.index._ranking import check_search_args, live_scores, top_k
+from ragwright.index._ranking import RankedIndex
 from ragwright.index.analyzers import Analyzer, get_analyzer
 
 if TYPE_CHECKING:
@@ -75,8 +75,10 @@ class _View:
         return got
 
 
-class Bm25Index:
+class Bm25Index(RankedIndex[str]):
     """BM25 over chunk ids and texts; upsert, remove and search from any thread."""
+
+    scale = "BM25"
 
     def __init__(self, analyzer: str | Analyzer = "default", *, k1: float = 1.5, b: float = 0.75) -> None:
         import numpy as np
@@ -319,35 +321,6 @@ class Bm25Index:
             [view.contribution(tid) * np.float32(n) if n > 1 else view.contribution(tid) for tid, n in counts.items()]
         )
         return cast("F64", np.bincount(slots, weights=weights, minlength=view.n_slots))
-
-    def search(
-        self, query: str, k: int, *, allowed: Collection[str] | None = None, min_score: float = 0.0
-    ) -> list[tuple[str, float]]:
-        """The best ``k`` chunks for *query* as ``(chunk_id, score)``, best first.
-
-        *allowed* (the caller's security and metadata filter) restricts the candidates *before*
-        the top-``k`` cut: the result is the best ``k`` among the allowed chunks, never padded.
-        Chunks scoring 0 (no query term) are never returned, nor any below *min_score*. Equal
-        scores are ordered by chunk id.
-        """
-        check_search_args(k, min_score, "BM25")
-        if k == 0:
-            return []
-        view = self._current()
-        if allowed is not None and not allowed:
-            return []
-        scores = self._dense_scores(view, query)
-        if scores is None:
-            return []
-        return top_k(view, scores, k, allowed, min_score)
-
-    def scores(self, query: str) -> dict[str, float]:
-        """Every live chunk with a non-zero score for *query* (for tests and explanations)."""
-        view = self._current()
-        scores = self._dense_scores(view, query)
-        if scores is None:
-            return {}
-        return live_scores(view, scores)
 
     # -- snapshots ------------------------------------------------------------------------------
 

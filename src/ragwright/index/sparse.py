@@ -11,11 +11,11 @@ candidates *before* the top-``k`` cut. No per-document Python in the query path.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ragwright.index._ranking import check_search_args, live_scores, top_k
+from ragwright.index._ranking import RankedIndex
 from ragwright.models.sparse.base import SparseVector
 
 if TYPE_CHECKING:
@@ -39,8 +39,10 @@ class _View:
     dead: npt.NDArray[np.intp]
 
 
-class SparseIndex:
+class SparseIndex(RankedIndex[SparseVector]):
     """Sparse vectors by chunk id; upsert, remove and search from any thread."""
+
+    scale = "dot-product"
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -164,28 +166,3 @@ class SparseIndex:
         slots = np.concatenate([p[0] for p, _ in lists])
         weights = np.concatenate([p[1].astype(np.float64) * w for p, w in lists])
         return cast("npt.NDArray[np.float64]", np.bincount(slots, weights=weights, minlength=view.n_slots))
-
-    def search(
-        self, query: SparseVector, k: int, *, allowed: Collection[str] | None = None, min_score: float = 0.0
-    ) -> list[tuple[str, float]]:
-        """The best *k* chunks by dot product with *query*, best first (ties by chunk id).
-
-        *allowed* restricts the candidates before the cut; chunks scoring 0 are never returned, nor
-        any below *min_score* (on the dot-product scale).
-        """
-        check_search_args(k, min_score, "dot-product")
-        if k == 0 or (allowed is not None and not allowed):
-            return []
-        view = self._current()
-        scores = self._dense_scores(view, query)
-        if scores is None:
-            return []
-        return top_k(view, scores, k, allowed, min_score)
-
-    def scores(self, query: SparseVector) -> dict[str, float]:
-        """Every live chunk with a non-zero score for *query* (for tests and explanations)."""
-        view = self._current()
-        scores = self._dense_scores(view, query)
-        if scores is None:
-            return {}
-        return live_scores(view, scores)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
+from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
 
 if TYPE_CHECKING:
@@ -94,4 +95,31 @@ def record_columns(r: DocumentRecord, acl: Any, metadata: Any) -> tuple[Any, ...
         r.created_at,
         r.updated_at,
         metadata,
+    )
+
+
+def chunk_from_columns(row: Sequence[Any], decode: Callable[[Any], Any] | None = None) -> Chunk:
+    """A :class:`Chunk` from the first 14 columns of a chunk row (``CHUNK_COLUMNS`` order).
+
+    *decode* turns the stored section path, metadata and ``acl`` into Python values (SQLite keeps them
+    as JSON text; PostgreSQL returns them decoded).
+    """
+    (cid, doc, pos, text, embed_text, section, page, page_end, parent, prev, nxt, meta, tenant, acl) = row[:14]
+    if decode is not None:
+        section, meta, acl = decode(section), decode(meta), decode(acl)
+    return Chunk(
+        id=cid,
+        document_id=doc,
+        text=text,
+        position=pos,
+        section_path=tuple(section),
+        page=page,
+        page_end=page_end,
+        parent_id=parent,
+        prev_id=prev,
+        next_id=nxt,
+        metadata=meta,
+        tenant=tenant,
+        acl=tuple(acl),
+        embed_text=embed_text,
     )

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord
-from ragwright.stores.common import record_columns, record_from_columns
+from ragwright.stores.common import chunk_from_columns, record_columns, record_from_columns
 
 CHUNK_COLUMNS: Final = (
     "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
@@ -170,23 +170,7 @@ def pg_json(value: Any) -> str:
 
 
 def chunk_from_row(row: tuple[Any, ...] | Any) -> Chunk:
-    (cid, doc, pos, text, embed_text, section, page, page_end, parent, prev, nxt, meta, tenant, acl) = row[:14]
-    return Chunk(
-        id=cid,
-        document_id=doc,
-        text=text,
-        position=pos,
-        section_path=tuple(section),
-        page=page,
-        page_end=page_end,
-        parent_id=parent,
-        prev_id=prev,
-        next_id=nxt,
-        metadata=meta,
-        tenant=tenant,
-        acl=tuple(acl),
-        embed_text=embed_text,
-    )
+    return chunk_from_columns(row)
 
 
 def chunk_row(c: Chunk) -> tuple[Any, ...]:

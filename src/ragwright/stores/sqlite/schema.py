@@ -7,7 +7,7 @@ from typing import Any, Final, NamedTuple
 
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord
-from ragwright.stores.common import record_from_columns
+from ragwright.stores.common import chunk_from_columns, record_from_columns
 
 #: 2 added physical collections and aliases (blue/green reindex); a version-1 file is migrated on open.
 SCHEMA_VERSION: Final = 2
@@ -138,23 +138,7 @@ SCHEMA: Final = (*GLOBAL_SCHEMA, *collection_schema(Tables.of(MAIN_COLLECTION)))
 
 
 def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
-    (cid, doc, pos, text, embed_text, section, page, page_end, parent, prev, nxt, meta, tenant, acl) = row
-    return Chunk(
-        id=cid,
-        document_id=doc,
-        text=text,
-        position=pos,
-        section_path=tuple(json.loads(section)),
-        page=page,
-        page_end=page_end,
-        parent_id=parent,
-        prev_id=prev,
-        next_id=nxt,
-        metadata=json.loads(meta),
-        tenant=tenant,
-        acl=tuple(json.loads(acl)),
-        embed_text=embed_text,
-    )
+    return chunk_from_columns(row, json.loads)
 
 
 def record_from_row(row: tuple[Any, ...]) -> DocumentRecord:

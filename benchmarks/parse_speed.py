@@ -6,7 +6,8 @@ against docling's Markdown output):
 
 * **pages/s** (best of ``--repeat`` runs, bytes already in memory):
   (a) ``ragwright.parse.pdf.parse_pdf`` with OCR off (structure: reading order, paragraphs,
-  headings, tables, header/footer removal);
+  headings, tables, header/footer removal), with the compiled engine (``_pdfcore``);
+  (a') the same on the pure-Python path (``RAGWRIGHT_PDF_CORE=python``: an install without a compiler);
   (b) plain pypdfium2: ``PdfDocument(data)``, then ``page.get_textpage().get_text_range()`` per page;
   (c) pdfplumber: ``page.extract_text()`` per page (pdfminer layout analysis);
 * **text similarity** to the reference: ``difflib.SequenceMatcher(...).ratio()`` on the normalised
@@ -16,6 +17,8 @@ against docling's Markdown output):
 
 Target: ragwright >= 0.9x the pages/s of plain pypdfium2. ``--breakdown`` times each stage of
 ``parse_pdf`` on the first file (best of ``--repeat``) to show where the time above plain extraction goes.
+Timing is process CPU time (``time.process_time``), which drifts less than wall time when other jobs
+share the cores; ``--wall`` times wall-clock instead.
 
 Usage::
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import io
+import os
 import re
 import sys
 import time
@@ -70,6 +74,14 @@ def run_ragwright(data: bytes) -> tuple[int, str]:
     return int(doc.metadata["page_count"]), doc.text
 
 
+def run_ragwright_python(data: bytes) -> tuple[int, str]:
+    os.environ["RAGWRIGHT_PDF_CORE"] = "python"
+    try:
+        return run_ragwright(data)
+    finally:
+        del os.environ["RAGWRIGHT_PDF_CORE"]
+
+
 def run_pypdfium2(data: bytes) -> tuple[int, str]:
     import pypdfium2 as pdfium  # type: ignore[import-untyped]
 
@@ -93,58 +105,71 @@ def run_pdfplumber(data: bytes) -> tuple[int, str]:
         return len(pdf.pages), "\n".join(parts)
 
 
-def breakdown(data: bytes, repeat: int) -> None:
-    """Seconds per stage of ``parse_pdf`` (stages wrapped with timers), against plain pypdfium2."""
+def breakdown(data: bytes, repeat: int, clock: Callable[[], float]) -> None:
+    """Milliseconds per stage of ``parse_pdf`` (stages wrapped with timers), against plain pypdfium2."""
     import ragwright.parse.pdf as pdf_module
+    import ragwright.parse.pdf_core as core_module
 
     stages = {
-        "read_text": "page text (one FPDFText_GetText per page)",
-        "extract_lines": "line geometry (2 char boxes per line) + merging",
-        "scan_graphics": "page-object scan for rules and images",
-        "find_tables": "table regions and cells",
+        "extract": "engine: page text, lines, geometry, bold (C)",
+        "graphics": "engine: page-object scan for rules, images, table regions (C)",
+        "read_text": "Python path: page text",
+        "extract_lines": "Python path: line geometry + merging",
+        "scan_graphics": "Python path: page-object scan",
+        "find_tables": "table cells on pages with a table candidate",
         "_strip_running_lines": "running header/footer removal",
-        "_elements": "reading order, paragraphs, headings",
-        "document_metadata": "metadata, attachments, form fields",
+        "_elements": "reading order, paragraphs, headings, elements",
+        "document_metadata": "metadata, attachments",
     }
     spent: dict[str, float] = {}
-    originals = {name: getattr(pdf_module, name) for name in stages}
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start = clock()
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+                spent[name] = spent.get(name, 0.0) + clock() - start
 
         return wrapper
 
+    class TimedEngine:  # the C module's entry points, timed
+        def __init__(self, engine: Any) -> None:
+            self.extract = timed("extract", engine.extract)
+            self.graphics = timed("graphics", engine.graphics)
+
+    originals = {name: getattr(pdf_module, name) for name in stages if hasattr(pdf_module, name)}
+    original_get = core_module.get
     for name, fn in originals.items():
         setattr(pdf_module, name, timed(name, fn))
+    core_module.get = lambda raw: (lambda e: TimedEngine(e) if e is not None else None)(original_get(raw))  # type: ignore[assignment]
     best_total = float("inf")
     best: dict[str, float] = {}
     base = float("inf")
     try:
         for _ in range(repeat):
             spent.clear()
-            start = time.perf_counter()
+            start = clock()
             run_ragwright(data)
-            total = time.perf_counter() - start
+            total = clock() - start
             if total < best_total:
                 best_total, best = total, dict(spent)
-            start = time.perf_counter()
+            start = clock()
             run_pypdfium2(data)
-            base = min(base, time.perf_counter() - start)
+            base = min(base, clock() - start)
     finally:
         for name, fn in originals.items():
             setattr(pdf_module, name, fn)
-    print(f"{'stage':<55} {'ms':>8} {'x plain':>8}")
+        core_module.get = original_get  # type: ignore[assignment]
+    print(f"{'stage':<62} {'ms':>8} {'x plain':>8}")
     for name, label in stages.items():
-        print(f"{label:<55} {1000 * best.get(name, 0.0):>8.1f} {best.get(name, 0.0) / base:>8.2f}")
+        if name in best:
+            print(f"{label:<62} {1000 * best[name]:>8.1f} {best[name] / base:>8.2f}")
     rest = best_total - sum(best.values())
-    print(f"{'page loading (FPDF_LoadPage, FPDFText_LoadPage) + rest':<55} {1000 * rest:>8.1f} {rest / base:>8.2f}")
-    print(f"{'ragwright parse_pdf total':<55} {1000 * best_total:>8.1f} {best_total / base:>8.2f}")
-    print(f"{'plain pypdfium2 get_text_range':<55} {1000 * base:>8.1f} {1.0:>8.2f}")
+    label = "page loading (FPDF_LoadPage, FPDFText_LoadPage) + rest"
+    print(f"{label:<62} {1000 * rest:>8.1f} {rest / base:>8.2f}")
+    print(f"{'ragwright parse_pdf total':<62} {1000 * best_total:>8.1f} {best_total / base:>8.2f}")
+    print(f"{'plain pypdfium2 get_text_range':<62} {1000 * base:>8.1f} {1.0:>8.2f}")
 
 
 def main() -> None:
@@ -153,19 +178,22 @@ def main() -> None:
     parser.add_argument("--files", nargs="*", default=list(REFERENCES), help="PDFs of docs-corpus/pdf to use")
     parser.add_argument("--no-pdfplumber", action="store_true", help="skip the slow pdfplumber peer")
     parser.add_argument("--breakdown", action="store_true", help="time the stages of parse_pdf on the first file")
+    parser.add_argument("--wall", action="store_true", help="wall-clock time instead of process CPU time")
     args = parser.parse_args()
+    clock = time.perf_counter if args.wall else time.process_time
     if args.breakdown:
-        breakdown((CORPUS / "pdf" / args.files[0]).read_bytes(), args.repeat)
+        breakdown((CORPUS / "pdf" / args.files[0]).read_bytes(), args.repeat, clock)
         return
     tools: list[tuple[str, Callable[[bytes], tuple[int, str]]]] = [
         ("ragwright", run_ragwright),
+        ("ragwright-py", run_ragwright_python),
         ("pypdfium2", run_pypdfium2),
     ]
     if not args.no_pdfplumber:
         tools.append(("pdfplumber", run_pdfplumber))
     totals = {name: [0, 0.0] for name, _ in tools}
     header = f"{'file':<28} {'pages':>5}  " + "  ".join(f"{name + ' p/s':>15} {'sim':>5}" for name, _ in tools)
-    print(header + f"  {'speed vs pdfium':>15}")
+    print(header + f"  {'vs pdfium':>10} {'py vs pdfium':>13}")
     for name in args.files:
         data = (CORPUS / "pdf" / name).read_bytes()
         reference = (CORPUS / "reference-outputs" / REFERENCES[name]).read_text(encoding="utf-8")
@@ -179,9 +207,9 @@ def main() -> None:
             for tool, fn in tools:
                 if tool == "pdfplumber" and rep:
                     continue
-                start = time.perf_counter()
+                start = clock()
                 outputs[tool] = fn(data)
-                best[tool] = min(best[tool], time.perf_counter() - start)
+                best[tool] = min(best[tool], clock() - start)
         pages = outputs["pypdfium2"][0]
         for tool, _ in tools:
             rates[tool] = outputs[tool][0] / best[tool]
@@ -189,13 +217,15 @@ def main() -> None:
             totals[tool][1] += best[tool]
             cells.append(f"{rates[tool]:>15.1f} {similarity(outputs[tool][1], reference):>5.3f}")
         ratio = rates["ragwright"] / rates["pypdfium2"]
-        print(f"{name:<28} {pages:>5}  " + "  ".join(cells) + f"  {ratio:>14.2f}x")
+        py_ratio = rates["ragwright-py"] / rates["pypdfium2"]
+        print(f"{name:<28} {pages:>5}  " + "  ".join(cells) + f"  {ratio:>9.2f}x {py_ratio:>12.2f}x")
     overall = {tool: p / s for tool, (p, s) in totals.items()}
     cells = [f"{overall[tool]:>15.1f} {'':>5}" for tool, _ in tools]
     print(
         f"{'all (pages / total s)':<28} {totals['ragwright'][0]:>5}  "
         + "  ".join(cells)
-        + f"  {overall['ragwright'] / overall['pypdfium2']:>14.2f}x"
+        + f"  {overall['ragwright'] / overall['pypdfium2']:>9.2f}x"
+        + f" {overall['ragwright-py'] / overall['pypdfium2']:>12.2f}x"
     )
 
 

@@ -29,10 +29,17 @@ from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
+from ragwright.parse import pdf_core
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text
-from ragwright.parse.pdf_meta import document_metadata
-from ragwright.parse.pdf_order import Block, reading_groups, running_lines, split_blocks
-from ragwright.parse.pdf_tables import Graphics, Table, find_tables, scan_graphics
+from ragwright.parse.pdf_meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
+from ragwright.parse.pdf_order import (
+    Block,
+    reading_groups,
+    running_candidates,
+    running_tokens,
+    split_blocks,
+)
+from ragwright.parse.pdf_tables import Graphics, Table, find_tables, graphics_from_core, has_regions, scan_graphics
 
 __all__ = ["VERSION", "parse_pdf"]
 
@@ -56,16 +63,18 @@ _OCR_HINT = "enable OCR with pip install 'ragwright[ocr]'"
 
 
 class _Page:
-    __slots__ = ("attributes", "height", "lines", "number", "ocr", "tables", "width")
+    __slots__ = ("attributes", "core", "height", "lines", "number", "ocr", "tables", "widgets", "width")
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number = number
         self.width = width
         self.height = height
         self.lines: list[Line] = []
+        self.core: Any = None  # the page's lines held by the C engine (pdf_core) until Python needs them
         self.tables: list[Table] = []
         self.ocr: dict[str, Any] | None = None  # OCR provenance when the page's text came from OCR
         self.attributes: dict[str, Any] = {}  # facts every element of the page carries (poor text layer)
+        self.widgets = False  # the page has form widget annotations
 
 
 def parse_pdf(
@@ -93,7 +102,12 @@ def parse_pdf(
                     "raise ParseOptions(max_pages=...) to parse it"
                 )
             metadata = document_metadata(pdf, raw, count)
-            pages = [_read_page_safely(raw, pdf, i, options, warnings) for i in range(count)]
+            forms = int(raw.FPDF_GetFormType(pdf.raw)) != 0  # no AcroForm/XFA: no form fields to look for
+            pages = [_read_page_safely(raw, pdf, i, options, warnings, forms) for i in range(count)]
+            if any(p.widgets for p in pages):
+                fields = form_fields(pdf, raw, count)
+                if fields:
+                    metadata["form_fields"] = fields
         finally:
             pdf.close()
     _strip_running_lines(pages)
@@ -135,23 +149,33 @@ def _open(pdfium: Any, data: bytes, password: str | None) -> Any:
         raise ParseError(f"corrupt PDF: {exc}") from exc
 
 
-def _read_page_safely(raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str]) -> _Page:
+def _read_page_safely(
+    raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str], forms: bool = False
+) -> _Page:
     """One damaged page must not fail the document: it is skipped with a warning (event ``pdf_page_failed``)."""
     try:
-        return _read_page(raw, pdf, index, options, warnings)
+        return _read_page(raw, pdf, index, options, warnings, forms)
     except Exception as exc:
         _log.warning("pdf_page_failed", extra={"page": index + 1, "error": repr(exc)})
         warnings.append(f"page {index + 1} could not be read ({type(exc).__name__}: {exc}) and was skipped")
         return _Page(index + 1, 0.0, 0.0)
 
 
-def _read_page(raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str]) -> _Page:
-    """Lines and tables of one page; routes scanned pages and garbage OCR layers to OCR."""
+def _read_page(
+    raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str], forms: bool = False
+) -> _Page:
+    """Lines and tables of one page; routes scanned pages and garbage OCR layers to OCR.
+
+    The C engine (:mod:`~ragwright.parse.pdf_core`) reads the lines when it is installed and takes the
+    page; a page with a table candidate or bound for OCR gets Python ``Line`` objects from it.
+    """
     handle = raw.FPDF_LoadPage(pdf.raw, index)
     if not handle:
         warnings.append(f"page {index + 1} could not be loaded and was skipped")
         return _Page(index + 1, 0.0, 0.0)
     page = _Page(index + 1, float(raw.FPDF_GetPageWidthF(handle)), float(raw.FPDF_GetPageHeightF(handle)))
+    page.widgets = forms and index < MAX_FORM_PAGES and has_widgets(raw, handle)
+    core = pdf_core.get(raw)
     graphics: Graphics | None = None
     reason = ""
     try:
@@ -159,29 +183,56 @@ def _read_page(raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: 
         if not textpage:
             raise RuntimeError("pdfium could not read the page's text")
         try:
-            text = read_text(raw, textpage)
-            page.lines = extract_lines(raw, textpage, text) if text.strip() else []
-            letters = sum(len(ln.text) for ln in page.lines)
+            lineset = core.extract(pdf_core.address(textpage)) if core is not None else None
+            if lineset is not None:
+                text = ""
+                chars, letters = lineset.nchars, lineset.letters
+                page.core = lineset if lineset.count else None
+            else:
+                text = read_text(raw, textpage)
+                page.lines = extract_lines(raw, textpage, text) if text.strip() else []
+                chars, letters = len(text), sum(len(ln.text) for ln in page.lines)
             others = int(raw.FPDFPage_CountObjects(handle)) - (
-                int(raw.FPDFText_CountRects(textpage, 0, -1)) if text else 0
+                int(raw.FPDFText_CountRects(textpage, 0, -1)) if chars else 0
             )
             if others > 0:
-                graphics = scan_graphics(raw, handle, page.width, page.height)
-                if len(graphics.hrules) >= 2 and page.lines:
-                    page.tables = find_tables(raw, textpage, text, page.lines, graphics)
+                if core is not None:
+                    graphics = graphics_from_core(core.graphics(pdf_core.address(handle), page.width, page.height))
+                else:
+                    graphics = scan_graphics(raw, handle, page.width, page.height)
+                if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
+                    if page.core is None:
+                        page.tables = find_tables(raw, textpage, text, page.lines, graphics)
+                    elif any(page.core.inside(r) >= 2 for r in graphics.regions or ()):
+                        # the engine keeps the page unless a table is really there
+                        lines, tp, ls = page.core.lines(Line), pdf_core.address(textpage), page.core
+                        page.tables = find_tables(
+                            raw, textpage, "", lines, graphics, lambda ln: ls.words(tp, ln.start, ln.end, ln.size)
+                        )
+                        if page.tables:
+                            page.lines, page.core = lines, None
         finally:
             raw.FPDFText_ClosePage(textpage)
         if graphics is not None and graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
             reason = "scanned"
         elif graphics is not None and graphics.image_cover >= 0.5 and _invisible_share(raw, handle) >= 0.5:
+            _materialize(page)
             quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
             if quality < _GARBAGE_QUALITY:
                 reason = f"garbage:{quality:.2f}"
     finally:
         raw.FPDF_ClosePage(handle)
     if reason:
+        _materialize(page)
         _route_to_ocr(pdf, page, graphics, reason, options, warnings)
     return page
+
+
+def _materialize(page: _Page) -> None:
+    """Hand a page from the C engine to the Python path: its lines as ``Line`` objects."""
+    if page.core is not None:
+        page.lines = page.core.lines(Line)
+        page.core = None
 
 
 def _invisible_share(raw: Any, handle: Any) -> float:
@@ -265,22 +316,46 @@ def _ocr_lines(pdf: Any, page: _Page, graphics: Graphics | None, engine: _ocr.Oc
 
 
 def _strip_running_lines(pages: list[_Page]) -> None:
-    """Remove page numbers and running headers/footers (see :func:`pdf_order.running_lines`)."""
-    drop = running_lines([(p.number, p.height, p.lines) for p in pages])
+    """Remove page numbers and running headers/footers (see :func:`pdf_order.running_tokens`)."""
+    candidates: list[tuple[int, list[tuple[str, float, str, Any]]]] = []
+    for p in pages:
+        found: list[tuple[str, float, str, Any]]
+        if p.core is not None:  # tokens (page, line index)
+            found = [(z, y, k, (p.number, i)) for z, y, k, i in p.core.candidates(p.height)]
+        else:  # tokens id(line)
+            found = [(z, y, k, id(ln)) for z, y, k, ln in running_candidates(p.lines, p.height)]
+        candidates.append((p.number, found))
+    drop = running_tokens(candidates)
     if drop:
+        by_page: dict[int, list[int]] = {}
+        for token in drop:
+            if isinstance(token, tuple):
+                by_page.setdefault(token[0], []).append(token[1])
         for page in pages:
-            page.lines = [ln for ln in page.lines if id(ln) not in drop]
+            if page.core is not None:
+                page.core.drop(by_page.get(page.number, ()))
+            else:
+                page.lines = [ln for ln in page.lines if id(ln) not in drop]
 
 
 def _elements(pages: list[_Page]) -> list[Element]:
     """Blocks of every page in reading order, classified into typed elements."""
     weights: Counter[float] = Counter()
     for page in pages:
-        for ln in page.lines:
-            weights[round(ln.size * 2) / 2] += len(ln.text)
+        if page.core is not None:
+            for key, chars in page.core.weights():
+                weights[key] += chars
+        else:
+            for ln in page.lines:
+                weights[round(ln.size * 2) / 2] += len(ln.text)
     body = weights.most_common(1)[0][0] if weights else 10.0
     per_page: list[tuple[_Page, list[Block]]] = []
+    core_heads: dict[int, list[tuple[int, float, float]]] = {}  # page number -> (block index, size, top)
     for page in pages:
+        if page.core is not None:  # the engine keeps the blocks; only the size headings come back
+            core_heads[page.number] = page.core.blocks(body)
+            per_page.append((page, []))
+            continue
         items = list(page.lines)
         for t in page.tables:
             stand_in = Line(t.markdown(), t.x0, t.y0, t.x1, t.y1, 10.0)
@@ -288,23 +363,40 @@ def _elements(pages: list[_Page]) -> list[Element]:
             items.append(stand_in)
         blocks = [b for g in reading_groups(items) for b in split_blocks(g, body)]
         per_page.append((page, blocks))
-    return _classify(per_page, body)
+    return _classify(per_page, core_heads, body)
 
 
-def _classify(per_page: list[tuple[_Page, list[Block]]], body: float) -> list[Element]:
+_CORE_KINDS = (ElementKind.TITLE, ElementKind.HEADING, ElementKind.PARAGRAPH, ElementKind.LIST_ITEM)
+
+
+def _classify(
+    per_page: list[tuple[_Page, list[Block]]], core_heads: dict[int, list[tuple[int, float, float]]], body: float
+) -> list[Element]:
     # OCR boxes are too uneven for font-size headings: OCR pages give paragraphs and list items
     kinds = {id(b): k for p, bs in per_page if not p.ocr for b in bs if (k := _heading_kind(b, body))}
-    heads = [b for _, bs in per_page for b in bs if kinds.get(id(b)) == "size"]
-    title: Block | None = None
-    first_page = [b for b in heads if b in per_page[0][1]] if per_page else []
+    # headings by size, as (page number, block or engine block index, size, top)
+    heads: list[tuple[int, Block | int, float, float]] = []
+    for page, blocks in per_page:
+        if page.core is not None:
+            heads.extend((page.number, i, size, top) for i, size, top in core_heads[page.number])
+        else:
+            heads.extend((page.number, b, b.size, b.top) for b in blocks if kinds.get(id(b)) == "size")
+    title: tuple[int, Block | int] | None = None
+    first_page = [h for h in heads if h[0] == per_page[0][0].number] if per_page else []
     if first_page:
-        top = max(first_page, key=lambda b: b.size)
-        if top.size >= 1.25 * body and top.top >= 0.5 * per_page[0][0].height:
-            title = top
-    levels = _levels([b.size for b in heads if b is not title])
+        top = max(first_page, key=lambda h: h[2])
+        if top[2] >= 1.25 * body and top[3] >= 0.5 * per_page[0][0].height:
+            title = (top[0], top[1])
+    levels = _levels([h[2] for h in heads if title is None or (h[0], h[1]) != title])
     deepest = max(levels.values(), default=0)
     out: list[Element] = []
     for page, blocks in per_page:
+        if page.core is not None:  # the engine's blocks: no tables, no OCR, no page attributes
+            core_title = title[1] if title is not None and title[0] == page.number else -1
+            by_index = {i: levels.get(round(size, 1), 1) for i, size, _ in core_heads[page.number]}
+            out.extend(page.core.elements(Element, _CORE_KINDS, page.number, core_title, by_index, deepest))
+            continue
+        page_title = title[1] if title is not None and title[0] == page.number else None
         attrs = dict(page.ocr) if page.ocr else dict(page.attributes)
         for i, b in enumerate(blocks):
             text = b.text.strip()
@@ -313,7 +405,7 @@ def _classify(per_page: list[tuple[_Page, list[Block]]], body: float) -> list[El
             extra = dict(attrs)
             if page.ocr:
                 extra["confidence"] = round(sum(ln.confidence for ln in b.lines) / len(b.lines), 3)
-            if b is title:
+            if b is page_title:
                 out.append(Element(ElementKind.TITLE, text, page=page.number, attributes=extra))
             elif b.kind == "table":
                 out.extend(_table_elements(b.lines[0].table, blocks, i, page.number))

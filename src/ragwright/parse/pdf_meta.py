@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-__all__ = ["document_metadata", "pdf_date"]
+__all__ = ["MAX_FORM_PAGES", "document_metadata", "form_fields", "has_widgets", "pdf_date"]
 
 _DATE = re.compile(
     r"^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([Zz])|([+-])(\d{2})'?(?:(\d{2})'?)?)?"
@@ -17,7 +17,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd\ufeff]")
 _FIELD_TYPES = {1: "button", 2: "checkbox", 3: "radio", 4: "combobox", 5: "listbox", 6: "text", 7: "signature"}
 _TEXT_KEYS = {"Title": "title", "Author": "author", "Subject": "subject", "Keywords": "keywords"}
 _TOOL_KEYS = {"Creator": "creator", "Producer": "producer"}
-_MAX_FORM_PAGES = 50
+MAX_FORM_PAGES = 50
 
 
 def pdf_date(value: str) -> str | None:
@@ -51,7 +51,8 @@ def _clean(value: Any) -> str | None:
 
 
 def document_metadata(pdf: Any, raw: Any, page_count: int) -> dict[str, Any]:
-    """Title, author, subject, keywords, creator, producer, dates, page count, attachments, form fields."""
+    """Title, author, subject, keywords, creator, producer, dates, page count, attachments (see also
+    :func:`form_fields`)."""
     meta: dict[str, Any] = {"page_count": page_count}
     try:
         info = pdf.get_metadata_dict(skip_empty=True)
@@ -69,9 +70,6 @@ def document_metadata(pdf: Any, raw: Any, page_count: int) -> dict[str, Any]:
     attachments = _attachments(pdf)
     if attachments:
         meta["attachments"] = attachments
-    fields = _form_fields(pdf, raw, page_count)
-    if fields:
-        meta["form_fields"] = fields
     return meta
 
 
@@ -99,8 +97,25 @@ def _attachments(pdf: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _form_fields(pdf: Any, raw: Any, page_count: int) -> list[dict[str, Any]]:
-    """AcroForm fields (name, type, value) from the widget annotations of the first pages."""
+def has_widgets(raw: Any, page: Any) -> bool:
+    """Whether a loaded page has a form widget annotation (only then are form fields worth reading)."""
+    for a in range(int(raw.FPDFPage_GetAnnotCount(page))):
+        annot = raw.FPDFPage_GetAnnot(page, a)
+        try:
+            if int(raw.FPDFAnnot_GetSubtype(annot)) == 20:  # FPDF_ANNOT_WIDGET
+                return True
+        finally:
+            raw.FPDFPage_CloseAnnot(annot)
+    return False
+
+
+def form_fields(pdf: Any, raw: Any, page_count: int) -> list[dict[str, Any]]:
+    """AcroForm fields (name, type, value) from the widget annotations of the first pages.
+
+    Initialising pdfium's form environment and reloading pages costs several milliseconds, so
+    :func:`~ragwright.parse.pdf.parse_pdf` calls this only when a page it read has a widget
+    (:func:`has_widgets`).
+    """
     try:
         if int(pdf.get_formtype()) == 0:
             return []
@@ -112,7 +127,7 @@ def _form_fields(pdf: Any, raw: Any, page_count: int) -> list[dict[str, Any]]:
         return []
     fields: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for index in range(min(page_count, _MAX_FORM_PAGES)):
+    for index in range(min(page_count, MAX_FORM_PAGES)):
         page = raw.FPDF_LoadPage(pdf.raw, index)
         if not page:
             continue

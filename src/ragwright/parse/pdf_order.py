@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from collections.abc import Hashable
 
 from ragwright.parse.pdf_layout import Line
 
@@ -24,7 +25,8 @@ __all__ = [
     "group_rows",
     "join_lines",
     "reading_groups",
-    "running_lines",
+    "running_candidates",
+    "running_tokens",
     "sort_rows",
     "split_blocks",
 ]
@@ -37,6 +39,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*\S{1,6}$")
 _PAGE_NUMBER = re.compile(r"^(?:(?:page|seite|p\.|s\.)\s*)?[-–—]?\s*(?:#|[ivxlcdm]+)\s*[-–—]?(?:\s*(?:of|/|von)\s*#)?$")
 _LINE_NUMBER = re.compile(r"^\d{1,3}$")
+_DIGITS = re.compile(r"\d+")
 
 
 class Block:
@@ -330,37 +333,46 @@ def join_lines(lines: list[Line]) -> str:
 
 
 def _running_key(text: str) -> str:
-    return " ".join(re.sub(r"\d+", "#", text.lower()).split())
+    return " ".join(_DIGITS.sub("#", text.lower()).split())
 
 
-def running_lines(pages: list[tuple[int, float, list[Line]]]) -> set[int]:
-    """Ids of page numbers and running headers/footers among ``(page number, height, lines)`` pages.
+def running_candidates(lines: list[Line], height: float) -> list[tuple[str, float, str, Line]]:
+    """``(zone, y, key, line)`` for the three outermost lines in the top and bottom fifth of a page."""
+    flat = sorted((ln for ln in lines if not ln.vertical), key=lambda ln: -ln.y1)
+    out: list[tuple[str, float, str, Line]] = []
+    for zone, seq in (("top", flat[:3]), ("bottom", flat[::-1][:3])):
+        for ln in seq:
+            y = ln.y1 if zone == "top" else ln.y0
+            if (zone == "top" and y < 0.8 * height) or (zone == "bottom" and y > 0.2 * height):
+                break
+            out.append((zone, y, _running_key(ln.text), ln))
+    return out
 
-    Candidates are the three outermost lines in the top and bottom fifth of each page. Page numbers
-    ("12", "- 3 -", "Page 4 of 9", "xii") always go; other lines go when they repeat, modulo digits,
-    at the same height (within 3 pt) on at least 2 pages (3 for documents over 4 pages).
+
+def running_tokens(pages: list[tuple[int, list[tuple[str, float, str, Hashable]]]]) -> set[Hashable]:
+    """Tokens of page numbers and running headers/footers among the pages' candidates.
+
+    Each page gives ``(page number, [(zone, y, key, token)])`` (:func:`running_candidates`, or the C
+    engine's ``LineSet.candidates``): the three outermost lines in the top and bottom fifth of the
+    page, with their text as a key (lowercase, digits as ``#``). Page numbers ("12", "- 3 -",
+    "Page 4 of 9", "xii") always go; other lines go when their key repeats at the same height
+    (within 3 pt) on at least 2 pages (3 for documents over 4 pages).
     """
-    seen: dict[tuple[str, str], list[tuple[float, int, Line]]] = {}
-    drop: set[int] = set()
-    for number, height, lines in pages:
-        flat = sorted((ln for ln in lines if not ln.vertical), key=lambda ln: -ln.y1)
-        for zone, seq in (("top", flat[:3]), ("bottom", flat[::-1][:3])):
-            for ln in seq:
-                y = ln.y1 if zone == "top" else ln.y0
-                if (zone == "top" and y < 0.8 * height) or (zone == "bottom" and y > 0.2 * height):
-                    break
-                key = _running_key(ln.text)
-                if _PAGE_NUMBER.match(key):
-                    drop.add(id(ln))
-                else:
-                    seen.setdefault((zone, key), []).append((y, number, ln))
+    seen: dict[tuple[str, str], list[tuple[float, int, Hashable]]] = {}
+    drop: set[Hashable] = set()
+    for number, candidates in pages:
+        for zone, y, key, token in candidates:
+            if _PAGE_NUMBER.match(key):
+                drop.add(token)
+            else:
+                seen.setdefault((zone, key), []).append((y, number, token))
     need = 2 if len(pages) <= 4 else 3
     for hits in seen.values():
         if len(hits) < need:
             continue
         ys = sorted(y for y, _, _ in hits)
         mid = ys[len(ys) // 2]
-        close = [(n, ln) for y, n, ln in hits if abs(y - mid) <= 3.0]
+        close = [(n, token) for y, n, token in hits if abs(y - mid) <= 3.0]
         if len({n for n, _ in close}) >= need:
-            drop.update(id(ln) for _, ln in close)
+            drop.update(token for _, token in close)
     return drop

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ragwright.parse.pdf_layout import Line, char_words
 from ragwright.parse.pdf_order import group_rows
 
-__all__ = ["Graphics", "Table", "find_tables", "scan_graphics"]
+__all__ = ["Graphics", "Table", "find_tables", "graphics_from_core", "has_regions", "scan_graphics"]
 
 _PATH, _IMAGE, _FORM = 2, 3, 5
 _PRIVATE = re.compile(r"[\x00-\x1f\x7f\ue000-\uf8ff]")  # controls and private-use glyphs (symbol-font bullets)
@@ -34,13 +36,14 @@ _MAX_OBJECTS = 20_000
 class Graphics:
     """What a page draws besides text: horizontal and vertical rules, and how much images cover."""
 
-    __slots__ = ("hrules", "image_cover", "image_px", "vrules")
+    __slots__ = ("hrules", "image_cover", "image_px", "regions", "vrules")
 
     def __init__(self) -> None:
         self.hrules: list[tuple[float, float, float]] = []  # (x0, x1, y)
         self.vrules: list[tuple[float, float, float]] = []  # (x, y0, y1)
         self.image_cover = 0.0  # fraction of the page area covered by images or forms (capped at 1)
         self.image_px = 0.0  # pixels per point of the largest image (its native resolution)
+        self.regions: list[tuple[float, float, float, float]] | None = None  # table candidates, once computed
 
 
 class Table:
@@ -110,6 +113,20 @@ def scan_graphics(raw: Any, page: Any, width: float, height: float) -> Graphics:
     return g
 
 
+def graphics_from_core(found: tuple[list[Any], list[Any], float, float, list[Any]]) -> Graphics:
+    """:class:`Graphics` from the C engine's ``graphics()`` (same scan and regions as the Python code)."""
+    g = Graphics()
+    g.hrules, g.vrules, g.image_cover, g.image_px, g.regions = found
+    return g
+
+
+def has_regions(graphics: Graphics) -> bool:
+    """Whether the page's rules form any table candidate (:func:`find_tables` needs the lines only then)."""
+    if graphics.regions is None:
+        graphics.regions = _regions(graphics.hrules)
+    return bool(graphics.regions)
+
+
 def _regions(hrules: list[tuple[float, float, float]]) -> list[tuple[float, float, float, float]]:
     """Clusters of horizontal rules of about the same extent lying close together: candidate tables.
 
@@ -132,11 +149,24 @@ def _regions(hrules: list[tuple[float, float, float]]) -> list[tuple[float, floa
     return [(c[0], c[1], c[2], c[3]) for c in clusters if c[4] >= 2 and c[3] - c[1] >= 8]
 
 
-def find_tables(raw: Any, textpage: Any, text: str, lines: list[Line], graphics: Graphics) -> list[Table]:
-    """Tables on one page; the lines they cover are removed from ``lines`` (in place)."""
+def find_tables(
+    raw: Any,
+    textpage: Any,
+    text: str,
+    lines: list[Line],
+    graphics: Graphics,
+    words: Callable[[Line], list[_Word]] | None = None,
+) -> list[Table]:
+    """Tables on one page; the lines they cover are removed from ``lines`` (in place).
+
+    *words* gives a line's words with boxes (default :func:`~ragwright.parse.pdf_layout.char_words`).
+    """
     tables: list[Table] = []
-    for region in _regions(graphics.hrules):
-        table = _read_region(raw, textpage, text, lines, region, graphics.vrules)
+    regions = graphics.regions if graphics.regions is not None else _regions(graphics.hrules)
+    if words is None:
+        words = functools.partial(char_words, raw, textpage, text)
+    for region in regions:
+        table = _read_region(words, lines, region, graphics.vrules)
         if table is None:
             continue
         tables.append(table)
@@ -150,21 +180,27 @@ def _inside(ln: Line, t: Table) -> bool:
 
 
 def _read_region(
-    raw: Any,
-    textpage: Any,
-    text: str,
+    line_words: Callable[[Line], list[_Word]],
     lines: list[Line],
     region: tuple[float, float, float, float],
     vrules: list[tuple[float, float, float]],
 ) -> Table | None:
     rx0, ry0, rx1, ry1 = region
-    probe = Table([], region)
-    inside = [ln for ln in lines if not ln.vertical and ln.start >= 0 and _inside(ln, probe)]
+    lo, hi = ry0 - 1, ry1 + 1  # _inside(ln, region), inlined: this runs for every line of every region
+    inside = [
+        ln
+        for ln in lines
+        if not ln.vertical
+        and ln.start >= 0
+        and lo <= (ln.y0 + ln.y1) / 2 <= hi
+        and ln.x0 >= rx0 - 2 * ln.size
+        and ln.x1 <= rx1 + 2 * ln.size
+    ]
     if len(inside) < 2:
         return None
     words_per_row: list[list[_Word]] = []
     for row in group_rows(inside, max_size_ratio=1.25):
-        words = [(w, a, b, y0, y1) for ln in row for w, a, b, y0, y1 in char_words(raw, textpage, text, ln)]
+        words = [w for ln in row for w in line_words(ln)]
         words_per_row.extend(_split_by_height(words))
     sizes = sorted(ln.size for ln in inside)
     size = sizes[len(sizes) // 2]

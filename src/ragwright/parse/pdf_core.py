@@ -1,0 +1,94 @@
+"""The compiled PDF line engine (``_pdfcore``), bound to the pdfium that pypdfium2 loaded.
+
+``_pdfcore.c`` does per page, in C, what :mod:`~ragwright.parse.pdf_layout` (lines, geometry, bold),
+:mod:`~ragwright.parse.pdf_order` (reading order, paragraphs, de-hyphenation) and
+:func:`~ragwright.parse.pdf_tables.scan_graphics` do in Python, with the same arithmetic and the same
+stable orderings; the Python modules stay the reference and the path for every page the engine
+declines (right-to-left text, text outside the BMP, lines pdfium did not break, vertical text, table
+pages, OCR). ``tests/parse/test_pdfcore.py`` checks that both paths give identical documents.
+
+The extension is compiled when ragwright is installed with a C compiler at hand (``hatch_build.py``);
+without one, or with ``RAGWRIGHT_PDF_CORE=python`` in the environment, every page takes the Python
+path (about half the speed on text-heavy PDFs, same output).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["address", "available", "get"]
+
+_log = logging.getLogger(__name__)
+_FUNCTIONS = (
+    "FPDFText_CountChars",
+    "FPDFText_GetText",
+    "FPDFText_GetLooseCharBox",
+    "FPDFText_GetFontWeight",
+    "FPDFText_GetCharAngle",
+    "FPDFText_GetUnicode",
+    "FPDFText_GetFontInfo",
+    "FPDFPage_CountObjects",
+    "FPDFPage_GetObject",
+    "FPDFPageObj_GetType",
+    "FPDFPageObj_GetBounds",
+    "FPDFPath_CountSegments",
+    "FPDFImageObj_GetImagePixelSize",
+)
+_state: dict[str, Any] = {}
+
+
+def address(handle: Any) -> int:
+    """The address a pdfium handle (a ctypes pointer) points to, for the C engine."""
+    return int(ctypes.cast(handle, ctypes.c_void_p).value or 0)
+
+
+def available() -> bool:
+    """Whether the compiled engine is installed (whatever ``RAGWRIGHT_PDF_CORE`` says)."""
+    return _load() is not None
+
+
+def _load() -> ModuleType | None:
+    if "module" not in _state:
+        try:
+            from ragwright.parse import _pdfcore  # type: ignore[attr-defined]
+        except ImportError as exc:
+            _log.info("pdfcore_unavailable", extra={"reason": repr(exc), "fallback": "python"})
+            _state["module"] = None
+        else:
+            stale = _stale(_pdfcore)
+            if stale:
+                _log.warning("pdfcore_stale", extra={"reason": stale, "fallback": "python"})
+            _state["module"] = None if stale else _pdfcore
+    module: ModuleType | None = _state["module"]
+    return module
+
+
+def _stale(module: ModuleType) -> str:
+    """Why a compiled module does not match the C source beside it ("" when it does, or no source ships)."""
+    source = Path(__file__).with_name("_pdfcore.c")
+    if not source.exists():
+        return ""
+    want = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    have = getattr(module, "SOURCE_HASH", "")
+    if have != want:
+        return f"built from another _pdfcore.c ({have or 'no hash'} != {want}): reinstall ragwright to rebuild it"
+    return ""
+
+
+def get(raw: Any) -> ModuleType | None:
+    """The engine bound to *raw* (``pypdfium2.raw``), or None when the Python path must be used."""
+    if os.environ.get("RAGWRIGHT_PDF_CORE", "").strip().lower() in {"python", "off", "0", "false"}:
+        return None
+    module = _load()
+    if module is None:
+        return None
+    if _state.get("bound") is not raw:
+        module.bind({name: address(getattr(raw, name)) for name in _FUNCTIONS})
+        _state["bound"] = raw
+    return module

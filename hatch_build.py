@@ -11,7 +11,7 @@ SHA-256 of the C source is compiled in, and the loader refuses a module built fr
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
 import shlex
 import shutil
@@ -60,8 +60,13 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             shutil.rmtree(kept, ignore_errors=True)
 
 
-def source_hash(source: Path) -> str:
-    return hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+def source_hash(directory: Path) -> str:
+    """The loader's own hash of the C sources (``ragwright.parse.pdf_core.source_hash``), read from the tree."""
+    spec = importlib.util.spec_from_file_location("_ragwright_pdf_core", directory / "pdf_core.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.source_hash(directory))
 
 
 def compile_extension(source: Path, out: Path) -> str:
@@ -82,7 +87,7 @@ def compile_extension(source: Path, out: Path) -> str:
         "-O2",
         "-fPIC",
         "-ffp-contract=off",
-        f'-DRW_SOURCE_HASH="{source_hash(source)}"',
+        f'-DRW_SOURCE_HASH="{source_hash(source.parent)}"',
         f"-I{include}",
         str(source),
         "-o",

@@ -8,6 +8,7 @@ must be identical. The regular expressions the engine re-implements in C are che
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -214,3 +215,55 @@ def test_regex_hooks_on_named_cases() -> None:
     assert engine._numbered_dots("2.3.1 Scope") == 2 and engine._numbered_dots("2.3.1") == -1
     assert engine._running_key("  Page 12  of 30 ") == "page # of #"
     assert re.fullmatch(r"[0-9a-f]{16}", engine.SOURCE_HASH)
+
+
+def test_table_precheck_agrees_with_the_python_region_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's ``table_candidate`` is False exactly when ``_read_region`` gives up before its columns."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    from ragwright.parse import pdf_tables
+    from ragwright.parse.pdf_layout import Line
+
+    engine = core()
+    reached: list[bool] = []
+    boundaries = pdf_tables._boundaries
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        reached.append(True)
+        return boundaries(*args, **kwargs)
+
+    monkeypatch.setattr(pdf_tables, "_boundaries", spy)
+    checked = candidates = 0
+    for path in PDF_FILES:
+        try:
+            doc = pdfium.PdfDocument(path.read_bytes())
+        except pdfium.PdfiumError:
+            continue
+        for index in range(len(doc)):
+            page = raw.FPDF_LoadPage(doc.raw, index)
+            textpage = raw.FPDFText_LoadPage(page)
+            try:
+                lines = engine.extract(pdf_core.address(textpage))
+                if lines is None or not lines.count:
+                    continue
+                width, height = raw.FPDF_GetPageWidthF(page), raw.FPDF_GetPageHeightF(page)
+                graphics = pdf_tables.graphics_from_core(engine.graphics(pdf_core.address(page), width, height))
+                objects = lines.lines(Line)
+                words = functools.partial(_line_words, lines, pdf_core.address(textpage))
+                for region in graphics.regions:
+                    reached.clear()
+                    pdf_tables._read_region(words, list(objects), region, graphics.vrules)
+                    candidate = lines.table_candidate(pdf_core.address(textpage), region)
+                    assert candidate == bool(reached), (path.name, index + 1, region)
+                    checked += 1
+                    candidates += candidate
+            finally:
+                raw.FPDFText_ClosePage(textpage)
+                raw.FPDF_ClosePage(page)
+        doc.close()
+    assert checked >= 100 and 0 < candidates < checked  # both answers occur on the corpus
+
+
+def _line_words(lines: Any, textpage: int, ln: Any) -> Any:
+    return lines.words(textpage, ln.start, ln.end, ln.size)

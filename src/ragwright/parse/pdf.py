@@ -203,9 +203,10 @@ def _read_page(
                 if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
                     if page.core is None:
                         page.tables = find_tables(raw, textpage, text, page.lines, graphics)
-                    elif any(page.core.inside(r) >= 2 for r in graphics.regions or ()):
-                        # the engine keeps the page unless a table is really there
-                        lines, tp, ls = page.core.lines(Line), pdf_core.address(textpage), page.core
+                    elif any(
+                        page.core.table_candidate(tp := pdf_core.address(textpage), r) for r in graphics.regions or ()
+                    ):  # the engine keeps the page unless a table is really there
+                        lines, ls = page.core.lines(Line), page.core
                         page.tables = find_tables(
                             raw, textpage, "", lines, graphics, lambda ln: ls.words(tp, ln.start, ln.end, ln.size)
                         )

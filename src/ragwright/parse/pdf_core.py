@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["address", "available", "get"]
+__all__ = ["address", "available", "get", "source_hash"]
 
 _log = logging.getLogger(__name__)
 _FUNCTIONS = (
@@ -69,12 +69,24 @@ def _load() -> ModuleType | None:
     return module
 
 
+def source_hash(directory: Path) -> str:
+    """SHA-256 (16 hex digits) of the engine's C sources in *directory*: ``_pdfcore.c`` and ``pdfcore/*``.
+
+    ``hatch_build.py`` compiles it into the module; :func:`get` refuses a module whose hash differs
+    from the sources installed beside it (an editable install whose C was edited but not rebuilt).
+    """
+    digest = hashlib.sha256()
+    for path in [directory / "_pdfcore.c", *sorted((directory / "pdfcore").glob("*.[ch]"))]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _stale(module: ModuleType) -> str:
     """Why a compiled module does not match the C source beside it ("" when it does, or no source ships)."""
-    source = Path(__file__).with_name("_pdfcore.c")
-    if not source.exists():
+    directory = Path(__file__).parent
+    if not (directory / "_pdfcore.c").exists():
         return ""
-    want = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    want = source_hash(directory)
     have = getattr(module, "SOURCE_HASH", "")
     if have != want:
         return f"built from another _pdfcore.c ({have or 'no hash'} != {want}): reinstall ragwright to rebuild it"

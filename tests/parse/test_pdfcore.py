@@ -267,3 +267,25 @@ def test_table_precheck_agrees_with_the_python_region_reader(monkeypatch: pytest
 
 def _line_words(lines: Any, textpage: int, ln: Any) -> Any:
     return lines.words(textpage, ln.start, ln.end, ln.size)
+
+
+def test_identical_on_damaged_pdfs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded byte mutations of real PDFs: whatever pdfium makes of them, both paths agree."""
+    import random
+
+    core()
+    rng = random.Random(20261130)
+    for name in ("multicolumn.pdf", "pdflatex-4-pages.pdf", "scotus-transcript-p1.pdf"):
+        base = (CORPUS / "pdf" / name).read_bytes()
+        for _ in range(12):
+            data = bytearray(base)
+            for _ in range(rng.randint(1, 20)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            results = []
+            for mode in ("c", "python"):
+                monkeypatch.setenv("RAGWRIGHT_PDF_CORE", mode)
+                try:
+                    results.append(parse_pdf(name, bytes(data), options=ParseOptions(ocr=False)).to_dict())
+                except Exception as exc:
+                    results.append((type(exc).__name__, str(exc)))
+            assert results[0] == results[1], name

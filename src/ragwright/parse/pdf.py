@@ -176,7 +176,7 @@ def _read_page(
     page = _Page(index + 1, float(raw.FPDF_GetPageWidthF(handle)), float(raw.FPDF_GetPageHeightF(handle)))
     page.widgets = forms and index < MAX_FORM_PAGES and has_widgets(raw, handle)
     core = pdf_core.get(raw)
-    graphics: Graphics | None = None
+    graphics = Graphics()
     reason = ""
     try:
         textpage = raw.FPDFText_LoadPage(handle)
@@ -186,37 +186,35 @@ def _read_page(
             lineset = core.extract(pdf_core.address(textpage)) if core is not None else None
             if lineset is not None:
                 text = ""
-                chars, letters = lineset.nchars, lineset.letters
+                letters = lineset.letters
                 page.core = lineset if lineset.count else None
             else:
                 text = read_text(raw, textpage)
                 page.lines = extract_lines(raw, textpage, text) if text.strip() else []
-                chars, letters = len(text), sum(len(ln.text) for ln in page.lines)
-            others = int(raw.FPDFPage_CountObjects(handle)) - (
-                int(raw.FPDFText_CountRects(textpage, 0, -1)) if chars else 0
-            )
-            if others > 0:
-                if core is not None:
-                    graphics = graphics_from_core(core.graphics(pdf_core.address(handle), page.width, page.height))
-                else:
-                    graphics = scan_graphics(raw, handle, page.width, page.height)
-                if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
-                    if page.core is None:
-                        page.tables = find_tables(raw, textpage, text, page.lines, graphics)
-                    elif any(
-                        page.core.table_candidate(tp := pdf_core.address(textpage), r) for r in graphics.regions or ()
-                    ):  # the engine keeps the page unless a table is really there
-                        lines, ls = page.core.lines(Line), page.core
-                        page.tables = find_tables(
-                            raw, textpage, "", lines, graphics, lambda ln: ls.words(tp, ln.start, ln.end, ln.size)
-                        )
-                        if page.tables:
-                            page.lines, page.core = lines, None
+                letters = sum(len(ln.text) for ln in page.lines)
+            # every page is scanned for rules and images: a few text objects holding many lines can
+            # sit beside a ruled table, so no object count can tell that a page draws nothing else
+            if core is not None:
+                graphics = graphics_from_core(core.graphics(pdf_core.address(handle), page.width, page.height))
+            else:
+                graphics = scan_graphics(raw, handle, page.width, page.height)
+            if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
+                if page.core is None:
+                    page.tables = find_tables(raw, textpage, text, page.lines, graphics)
+                elif any(
+                    page.core.table_candidate(tp := pdf_core.address(textpage), r) for r in graphics.regions or ()
+                ):  # the engine keeps the page unless a table is really there
+                    lines, ls = page.core.lines(Line), page.core
+                    page.tables = find_tables(
+                        raw, textpage, "", lines, graphics, lambda ln: ls.words(tp, ln.start, ln.end, ln.size)
+                    )
+                    if page.tables:
+                        page.lines, page.core = lines, None
         finally:
             raw.FPDFText_ClosePage(textpage)
-        if graphics is not None and graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
+        if graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
             reason = "scanned"
-        elif graphics is not None and graphics.image_cover >= 0.5 and _invisible_share(raw, handle) >= 0.5:
+        elif graphics.image_cover >= 0.5 and _invisible_share(raw, handle) >= 0.5:
             _materialize(page)
             quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
             if quality < _GARBAGE_QUALITY:

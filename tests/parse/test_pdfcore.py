@@ -217,24 +217,16 @@ def test_regex_hooks_on_named_cases() -> None:
     assert re.fullmatch(r"[0-9a-f]{16}", engine.SOURCE_HASH)
 
 
-def test_table_precheck_agrees_with_the_python_region_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's ``table_candidate`` is False exactly when ``_read_region`` gives up before its columns."""
+def test_region_rows_agree_with_the_python_region_reader() -> None:
+    """The engine's ``region_rows`` gives exactly what ``pdf_tables.region_rows`` gives, None included."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
     from ragwright.parse import pdf_tables
-    from ragwright.parse.pdf_layout import Line
+    from ragwright.parse.pdf_layout import Line, char_words
 
     engine = core()
-    reached: list[bool] = []
-    boundaries = pdf_tables._boundaries
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        reached.append(True)
-        return boundaries(*args, **kwargs)
-
-    monkeypatch.setattr(pdf_tables, "_boundaries", spy)
-    checked = candidates = 0
+    checked = found = 0
     for path in PDF_FILES:
         try:
             doc = pdfium.PdfDocument(path.read_bytes())
@@ -250,23 +242,17 @@ def test_table_precheck_agrees_with_the_python_region_reader(monkeypatch: pytest
                 width, height = raw.FPDF_GetPageWidthF(page), raw.FPDF_GetPageHeightF(page)
                 graphics = pdf_tables.graphics_from_core(engine.graphics(pdf_core.address(page), width, height))
                 objects = lines.lines(Line)
-                words = functools.partial(_line_words, lines, pdf_core.address(textpage))
+                words = functools.partial(char_words, raw, textpage, lines.text())
                 for region in graphics.regions:
-                    reached.clear()
-                    pdf_tables._read_region(words, list(objects), region, graphics.vrules)
-                    candidate = lines.table_candidate(pdf_core.address(textpage), region)
-                    assert candidate == bool(reached), (path.name, index + 1, region)
+                    ours = lines.region_rows(pdf_core.address(textpage), region, graphics.vrules)
+                    assert ours == pdf_tables.region_rows(words, objects, region, graphics.vrules), (path.name, index)
                     checked += 1
-                    candidates += candidate
+                    found += ours is not None
             finally:
                 raw.FPDFText_ClosePage(textpage)
                 raw.FPDF_ClosePage(page)
         doc.close()
-    assert checked >= 100 and 0 < candidates < checked  # both answers occur on the corpus
-
-
-def _line_words(lines: Any, textpage: int, ln: Any) -> Any:
-    return lines.words(textpage, ln.start, ln.end, ln.size)
+    assert checked >= 100 and 0 < found < checked  # both answers occur on the corpus
 
 
 def test_identical_on_damaged_pdfs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,7 +39,15 @@ from ragwright.parse.pdf_order import (
     running_tokens,
     split_blocks,
 )
-from ragwright.parse.pdf_tables import Graphics, Table, find_tables, graphics_from_core, has_regions, scan_graphics
+from ragwright.parse.pdf_tables import (
+    Graphics,
+    Table,
+    find_tables,
+    graphics_from_core,
+    has_regions,
+    read_tables,
+    scan_graphics,
+)
 
 __all__ = ["VERSION", "parse_pdf"]
 
@@ -201,15 +209,11 @@ def _read_page(
             if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
                 if page.core is None:
                     page.tables = find_tables(raw, textpage, text, page.lines, graphics)
-                elif any(
-                    page.core.table_candidate(tp := pdf_core.address(textpage), r) for r in graphics.regions or ()
-                ):  # the engine keeps the page unless a table is really there
-                    lines, ls = page.core.lines(Line), page.core
-                    page.tables = find_tables(
-                        raw, textpage, "", lines, graphics, lambda ln: ls.words(tp, ln.start, ln.end, ln.size)
-                    )
+                else:  # the engine reads the regions; a page with a table goes on in Python
+                    source = pdf_core.EngineTableLines(page.core, pdf_core.address(textpage), graphics.vrules)
+                    page.tables = read_tables(source, graphics.regions or [])
                     if page.tables:
-                        page.lines, page.core = lines, None
+                        _materialize(page)
         finally:
             raw.FPDFText_ClosePage(textpage)
         if graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["address", "available", "get", "source_hash"]
+__all__ = ["EngineTableLines", "address", "available", "get", "source_hash"]
 
 _log = logging.getLogger(__name__)
 _FUNCTIONS = (
@@ -104,3 +104,18 @@ def get(raw: Any) -> ModuleType | None:
         module.bind({name: address(getattr(raw, name)) for name in _FUNCTIONS})
         _state["bound"] = raw
     return module
+
+
+class EngineTableLines:
+    """:class:`~ragwright.parse.pdf_tables.TableLines` over a page the engine holds (``LineSet``)."""
+
+    def __init__(self, lines: Any, textpage: int, vrules: list[tuple[float, float, float]]) -> None:
+        self.lines = lines
+        self.textpage = textpage
+        self.vrules = vrules
+
+    def rows(self, region: tuple[float, float, float, float]) -> Any:
+        return self.lines.region_rows(self.textpage, region, self.vrules)
+
+    def remove(self, table: Any) -> None:
+        self.lines.drop_inside((table.x0, table.y0, table.x1, table.y1))

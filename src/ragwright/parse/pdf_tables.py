@@ -20,12 +20,24 @@ import functools
 import itertools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ragwright.parse.pdf_layout import Line, char_words
 from ragwright.parse.pdf_order import group_rows
 
-__all__ = ["Graphics", "Table", "find_tables", "graphics_from_core", "has_regions", "scan_graphics"]
+__all__ = [
+    "Graphics",
+    "PythonLines",
+    "Table",
+    "TableLines",
+    "assemble",
+    "find_tables",
+    "graphics_from_core",
+    "has_regions",
+    "read_tables",
+    "region_rows",
+    "scan_graphics",
+]
 
 _PATH, _IMAGE, _FORM = 2, 3, 5
 _PRIVATE = re.compile(r"[\x00-\x1f\x7f\ue000-\uf8ff]")  # controls and private-use glyphs (symbol-font bullets)
@@ -149,28 +161,51 @@ def _regions(hrules: list[tuple[float, float, float]]) -> list[tuple[float, floa
     return [(c[0], c[1], c[2], c[3]) for c in clusters if c[4] >= 2 and c[3] - c[1] >= 8]
 
 
-def find_tables(
-    raw: Any,
-    textpage: Any,
-    text: str,
-    lines: list[Line],
-    graphics: Graphics,
-    words: Callable[[Line], list[_Word]] | None = None,
-) -> list[Table]:
-    """Tables on one page; the lines they cover are removed from ``lines`` (in place).
+_Rows = tuple[list[list[_Word]], list[bool], list[float], tuple[float, float, float, float]]
 
-    *words* gives a line's words with boxes (default :func:`~ragwright.parse.pdf_layout.char_words`).
-    """
-    tables: list[Table] = []
+
+class TableLines(Protocol):
+    """Where :func:`read_tables` gets a region's rows of words and removes the lines of a found table."""
+
+    def rows(self, region: tuple[float, float, float, float]) -> _Rows | None: ...
+
+    def remove(self, table: Table) -> None: ...
+
+
+class PythonLines:
+    """:class:`TableLines` over Python ``Line`` objects (the lines list is changed in place)."""
+
+    def __init__(
+        self, lines: list[Line], words: Callable[[Line], list[_Word]], vrules: list[tuple[float, float, float]]
+    ) -> None:
+        self.lines = lines
+        self.words = words
+        self.vrules = vrules
+
+    def rows(self, region: tuple[float, float, float, float]) -> _Rows | None:
+        return region_rows(self.words, self.lines, region, self.vrules)
+
+    def remove(self, table: Table) -> None:
+        self.lines[:] = [ln for ln in self.lines if not _inside(ln, table)]
+
+
+def find_tables(raw: Any, textpage: Any, text: str, lines: list[Line], graphics: Graphics) -> list[Table]:
+    """Tables on one page; the lines they cover are removed from ``lines`` (in place)."""
     regions = graphics.regions if graphics.regions is not None else _regions(graphics.hrules)
-    if words is None:
-        words = functools.partial(char_words, raw, textpage, text)
+    words = functools.partial(char_words, raw, textpage, text)
+    return read_tables(PythonLines(lines, words, graphics.vrules), regions)
+
+
+def read_tables(source: TableLines, regions: list[tuple[float, float, float, float]]) -> list[Table]:
+    """Tables in the regions, in order; each found table's lines are removed from *source* at once."""
+    tables: list[Table] = []
     for region in regions:
-        table = _read_region(words, lines, region, graphics.vrules)
+        rows = source.rows(region)
+        table = assemble(rows, region) if rows is not None else None
         if table is None:
             continue
         tables.append(table)
-        lines[:] = [ln for ln in lines if not _inside(ln, table)]
+        source.remove(table)
     return tables
 
 
@@ -179,12 +214,17 @@ def _inside(ln: Line, t: Table) -> bool:
     return t.y0 - 1 <= mid <= t.y1 + 1 and ln.x0 >= t.x0 - 2 * ln.size and ln.x1 <= t.x1 + 2 * ln.size
 
 
-def _read_region(
+def region_rows(
     line_words: Callable[[Line], list[_Word]],
     lines: list[Line],
     region: tuple[float, float, float, float],
     vrules: list[tuple[float, float, float]],
-) -> Table | None:
+) -> _Rows | None:
+    """The rows of words of a region, their prose flags, the column boundaries and the box of its lines.
+
+    None when the region cannot hold a table: fewer than two lines inside, fewer than two rows of
+    aligned (not prose) words, or no column boundary. The C engine computes the same (``region_rows``).
+    """
     rx0, ry0, rx1, ry1 = region
     lo, hi = ry0 - 1, ry1 + 1  # _inside(ln, region), inlined: this runs for every line of every region
     inside = [
@@ -212,6 +252,19 @@ def _read_region(
     bounds = _boundaries(body, min_gap, [v for v in vrules if ry0 - 2 <= (v[1] + v[2]) / 2 <= ry1 + 2])
     if not bounds:
         return None
+    box = (
+        min(ln.x0 for ln in inside),
+        min(ln.y0 for ln in inside),
+        max(ln.x1 for ln in inside),
+        max(ln.y1 for ln in inside),
+    )
+    return words_per_row, prose, bounds, box
+
+
+def assemble(rows: _Rows, region: tuple[float, float, float, float]) -> Table | None:
+    """Cells from the rows of words: caption and notes split off, checks that it is really a table."""
+    words_per_row, prose, bounds, inside = rows
+    rx0, ry0, rx1, ry1 = region
     cells: list[list[str]] = []
     whole: list[bool] = []
     straddles: list[bool] = []
@@ -263,12 +316,7 @@ def _read_region(
         return None  # long prose cells: columns of text, not a table
     if not _substantive(cells, filled):
         return None  # tick labels of a plot, an equation: ruled, aligned, but not a table
-    box = (
-        min(rx0, *(ln.x0 for ln in inside)),
-        min(ry0, *(ln.y0 for ln in inside)),
-        max(rx1, *(ln.x1 for ln in inside)),
-        max(ry1, *(ln.y1 for ln in inside)),
-    )
+    box = (min(rx0, inside[0]), min(ry0, inside[1]), max(rx1, inside[2]), max(ry1, inside[3]))
     table = Table(cells, box)
     table.caption = " ".join(caption) or None
     table.notes = notes

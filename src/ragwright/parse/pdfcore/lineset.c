@@ -145,48 +145,6 @@ static PyObject *ls_weights(LineSet *s, PyObject *unused) {
     return out;
 }
 
-/* pdf_layout.char_words: words of the characters start..end with their boxes (word, x0, x1, y0, y1) */
-static PyObject *ls_words(LineSet *s, PyObject *args) {
-    unsigned long long addr;
-    int start, end;
-    double size;
-    if (!PyArg_ParseTuple(args, "Kiid", &addr, &start, &end, &size)) return NULL;
-    if (start < 0 || end >= s->nchars) {
-        PyErr_SetString(PyExc_IndexError, "character index out of range");
-        return NULL;
-    }
-    void *tp = (void *)(uintptr_t)addr;
-    PyObject *out = PyList_New(0);
-    if (!out) return NULL;
-    RectF rect = {0, 0, 0, 0};
-    UBuf chars = {NULL, 0, 0};
-    double wx0 = 0, wx1 = 0, wy0 = 0, wy1 = 0, gap_limit = 0.25 * size;
-#define FLUSH()                                                                                            \
-    do {                                                                                                   \
-        PyObject *w_ = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars.a, chars.n);                  \
-        PyObject *t_ = w_ ? Py_BuildValue("(Ndddd)", w_, wx0, wx1, wy0, wy1) : NULL;                       \
-        if (!t_ || PyList_Append(out, t_) < 0) { Py_XDECREF(t_); PyMem_Free(chars.a); Py_DECREF(out); return NULL; } \
-        Py_DECREF(t_);                                                                                     \
-        chars.n = 0;                                                                                       \
-    } while (0)
-    for (int i = start; i <= end; i++) {
-        Py_UCS4 ch = s->text[i];
-        if (is_space(ch)) {
-            if (chars.n) FLUSH();
-            continue;
-        }
-        double l, b, r, t;
-        loose_box(tp, i, &rect, &l, &b, &r, &t);
-        if (chars.n && l - wx1 > gap_limit) FLUSH();
-        if (!chars.n) { wx0 = l; wx1 = r; wy0 = b; wy1 = t; }
-        if (ubuf_putc(&chars, ch == 0xfffe ? '-' : ch) < 0) { PyMem_Free(chars.a); Py_DECREF(out); return NULL; }
-        wx1 = wx1 > r ? wx1 : r;
-    }
-    if (chars.n) FLUSH();
-#undef FLUSH
-    PyMem_Free(chars.a);
-    return out;
-}
 
 
 static PyObject *ls_text(LineSet *s, PyObject *unused) {
@@ -226,9 +184,9 @@ static PyMethodDef ls_methods[] = {
     {"blocks", (PyCFunction)ls_blocks, METH_VARARGS, "Build the blocks (body size); [(index, size, top)] of size headings."},
     {"elements", (PyCFunction)ls_elements, METH_VARARGS, "Elements of the blocks (Element, kinds, page, title, levels, deepest)."},
     {"text", (PyCFunction)ls_text, METH_NOARGS, "The page text."},
-    {"table_candidate", (PyCFunction)ls_table_candidate, METH_VARARGS,
-     "Whether a region (text page, (x0, y0, x1, y1)) passes _read_region's first tests."},
-    {"words", (PyCFunction)ls_words, METH_VARARGS, "Words with boxes of chars start..end: (text page, start, end, size)."},
+    {"region_rows", (PyCFunction)ls_region_rows, METH_VARARGS,
+     "pdf_tables.region_rows of a region: (text page, (x0, y0, x1, y1), vrules) -> rows or None."},
+    {"drop_inside", (PyCFunction)ls_drop_inside, METH_VARARGS, "Drop the lines a table box covers."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,14 +1,14 @@
-/* Rules, images and table regions of a page (pdf_tables.scan_graphics, _regions) and the table
- * pre-check (the first tests of pdf_tables._read_region). Part of _pdfcore.c. */
-/* ---------------------------------------------------------------- table pre-check (pdf_tables._read_region) */
+/* Rules, images and table regions of a page (pdf_tables.scan_graphics, _regions) and the rows of
+ * words of a region (pdf_tables.region_rows). Part of _pdfcore.c. */
+/* ---------------------------------------------------------------- table rows (pdf_tables.region_rows) */
 
-typedef struct { double x0, x1, y0, y1; } WBox;
-typedef struct { WBox *a; Py_ssize_t n, cap; } WVec;
+typedef struct { double x0, x1, y0, y1; Py_ssize_t off, len; } Word; /* text in a UBuf */
+typedef struct { Word *a; Py_ssize_t n, cap; } WVec;
 
-static int wvec_push(WVec *v, WBox w) {
+static int wvec_push(WVec *v, Word w) {
     if (v->n == v->cap) {
         Py_ssize_t cap = v->cap ? v->cap * 2 : 32;
-        WBox *a = PyMem_Realloc(v->a, (size_t)cap * sizeof(WBox));
+        Word *a = PyMem_Realloc(v->a, (size_t)cap * sizeof(Word));
         if (!a) { PyErr_NoMemory(); return -1; }
         v->a = a;
         v->cap = cap;
@@ -17,106 +17,187 @@ static int wvec_push(WVec *v, WBox w) {
     return 0;
 }
 
-/* char_words' boxes (x0, x1, y0, y1) of the characters of one line, appended to out */
-static int word_boxes(LineSet *s, void *tp, CLine *ln, WVec *out) {
+/* pdf_layout.char_words: the words of one line with their boxes, appended to out (texts in chars) */
+static int line_words(LineSet *s, void *tp, CLine *ln, WVec *out, UBuf *chars) {
     RectF rect = {0, 0, 0, 0};
     int open = 0;
-    WBox w = {0, 0, 0, 0};
+    Word w = {0, 0, 0, 0, 0, 0};
     double gap_limit = 0.25 * ln->size;
     for (int i = ln->start; i <= ln->end; i++) {
-        if (is_space(s->text[i])) {
-            if (open && wvec_push(out, w) < 0) return -1;
+        Py_UCS4 ch = s->text[i];
+        if (is_space(ch)) {
+            if (open) {
+                w.len = chars->n - w.off;
+                if (wvec_push(out, w) < 0) return -1;
+            }
             open = 0;
             continue;
         }
         double l, b, r, t;
         loose_box(tp, i, &rect, &l, &b, &r, &t);
         if (open && l - w.x1 > gap_limit) {
+            w.len = chars->n - w.off;
             if (wvec_push(out, w) < 0) return -1;
             open = 0;
         }
-        if (!open) { w.x0 = l; w.x1 = r; w.y0 = b; w.y1 = t; open = 1; }
+        if (!open) {
+            w.x0 = l; w.x1 = r; w.y0 = b; w.y1 = t;
+            w.off = chars->n;
+            open = 1;
+        }
+        if (ubuf_putc(chars, ch == 0xfffe ? '-' : ch) < 0) return -1;
         w.x1 = w.x1 > r ? w.x1 : r;
     }
-    if (open && wvec_push(out, w) < 0) return -1;
+    if (open) {
+        w.len = chars->n - w.off;
+        if (wvec_push(out, w) < 0) return -1;
+    }
     return 0;
 }
 
 static int less_neg_top(const void *ctx, int a, int b) {
-    const WBox *W = ctx;
+    const Word *W = ctx;
     return -W[a].y1 < -W[b].y1;
 }
 
 static int less_wx0(const void *ctx, int a, int b) {
-    const WBox *W = ctx;
+    const Word *W = ctx;
     return W[a].x0 < W[b].x0;
 }
 
-/* _split_by_height + the prose test of one pdfium row's words: how many of its rows are not prose */
-static int body_rows(const WBox *W, Py_ssize_t n, Py_ssize_t *count) {
-    if (!n) return 0;
-    int *order = PyMem_Malloc((size_t)n * sizeof(int));
-    int *row_of = PyMem_Malloc((size_t)n * sizeof(int));
-    int *firsts = PyMem_Malloc((size_t)n * sizeof(int)); /* the first word of each row */
-    int *members = PyMem_Malloc((size_t)n * sizeof(int));
+/* _split_by_height of the words first..n of W: rows (top to bottom by first word, each by x0) into rows */
+static int split_by_height(const Word *W, Py_ssize_t first, Py_ssize_t n, Groups *rows) {
+    Py_ssize_t m = n - first;
+    if (m <= 0) return 0;
+    int *order = PyMem_Malloc((size_t)m * sizeof(int));
+    int *row_of = PyMem_Malloc((size_t)m * sizeof(int));
+    int *firsts = PyMem_Malloc((size_t)m * sizeof(int));
     int rc = -1;
-    if (!order || !row_of || !firsts || !members) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t i = 0; i < n; i++) order[i] = (int)i;
-    if (merge_sort(order, n, less_neg_top, W) < 0) goto done;
+    if (!order || !row_of || !firsts) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < m; i++) order[i] = (int)(first + i);
+    if (merge_sort(order, m, less_neg_top, W) < 0) goto done;
     Py_ssize_t nrows = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        const WBox *w = &W[order[k]];
+    for (Py_ssize_t k = 0; k < m; k++) {
+        const Word *w = &W[order[k]];
         Py_ssize_t r = 0;
         for (; r < nrows; r++) {
-            const WBox *f = &W[firsts[r]];
+            const Word *f = &W[firsts[r]];
             double top = f->y1, bottom = f->y0;
             double overlap = (top < w->y1 ? top : w->y1) - (bottom > w->y0 ? bottom : w->y0);
             double ha = top - bottom, hb = w->y1 - w->y0;
             if (overlap >= 0.4 * (hb < ha ? hb : ha)) break;
         }
         if (r == nrows) firsts[nrows++] = order[k];
-        row_of[order[k]] = (int)r;
+        row_of[k] = (int)r;
     }
     for (Py_ssize_t r = 0; r < nrows; r++) {
-        Py_ssize_t m = 0; /* the row's words in the order they joined it, then by x0 (stable) */
-        for (Py_ssize_t k = 0; k < n; k++)
-            if (row_of[order[k]] == r) members[m++] = order[k];
-        if (merge_sort(members, m, less_wx0, W) < 0) goto done;
-        int has_gap = 0;
-        double gap = 0.0, height = 0.0;
-        for (Py_ssize_t k = 0; k < m; k++) {
-            const WBox *w = &W[members[k]];
-            if (k) {
-                double g = w->x0 - W[members[k - 1]].x1;
-                if (!has_gap || g > gap) gap = g;
-                has_gap = 1;
-            }
-            double h = w->y1 - w->y0;
-            if (!k || h > height) height = h;
-        }
-        if (!has_gap) gap = 0.0;
-        if (!(gap < 0.55 * height)) (*count)++;
+        IVec row = {NULL, 0, 0}; /* the row's words in the order they joined it, then by x0 (stable) */
+        for (Py_ssize_t k = 0; k < m; k++)
+            if (row_of[k] == r && ivec_push(&row, order[k]) < 0) { ivec_free(&row); goto done; }
+        if (merge_sort(row.a, row.n, less_wx0, W) < 0 || groups_add(rows, row) < 0) { ivec_free(&row); goto done; }
     }
     rc = 0;
 done:
     PyMem_Free(order);
     PyMem_Free(row_of);
     PyMem_Free(firsts);
-    PyMem_Free(members);
     return rc;
 }
 
-/* Whether pdf_tables._read_region could find a table in the region (x0, y0, x1, y1): at least two
- * lines inside and at least two rows of aligned (not prose) words. False means it returns None. */
-static PyObject *ls_table_candidate(LineSet *s, PyObject *args) {
+/* the prose test of _read_region: the widest gap between neighbouring words under 0.55 x the tallest word */
+static int is_prose(const Word *W, const IVec *row) {
+    double gap = 0.0, height = 0.0;
+    for (Py_ssize_t k = 0; k < row->n; k++) {
+        const Word *w = &W[row->a[k]];
+        if (k) {
+            double g = w->x0 - W[row->a[k - 1]].x1;
+            if (k == 1 || g > gap) gap = g;
+        }
+        double h = w->y1 - w->y0;
+        if (!k || h > height) height = h;
+    }
+    return gap < 0.55 * height;
+}
+
+/* pdf_tables._boundaries over the body rows: column boundaries */
+static int boundaries(const Word *W, const Groups *rows, const char *prose, double min_gap, const double *rule_xs,
+                      Py_ssize_t nrules, PyObject *out) {
+    Py_ssize_t nbody = 0, ne = 0, cap = 0;
+    for (Py_ssize_t r = 0; r < rows->n; r++) {
+        if (prose[r]) continue;
+        nbody++;
+        cap += 2 * rows->a[r].n;
+    }
+    Event *events = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof(Event));
+    if (!events) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t r = 0; r < rows->n; r++) {
+        if (prose[r]) continue;
+        const IVec *row = &rows->a[r]; /* _merge_intervals: words by x0 (already), overlapping merged */
+        double a = 0, b = 0;
+        int open = 0;
+        for (Py_ssize_t k = 0; k < row->n; k++) {
+            const Word *w = &W[row->a[k]];
+            if (open && w->x0 <= b) {
+                b = w->x1 > b ? w->x1 : b;
+                continue;
+            }
+            if (open) {
+                events[ne].x = a; events[ne++].d = 1;
+                events[ne].x = b; events[ne++].d = -1;
+            }
+            a = w->x0;
+            b = w->x1;
+            open = 1;
+        }
+        if (open) {
+            events[ne].x = a; events[ne++].d = 1;
+            events[ne].x = b; events[ne++].d = -1;
+        }
+    }
+    qsort(events, (size_t)ne, sizeof(Event), cmp_event);
+    Py_ssize_t allow = nbody / 10, depth = 0;
+    double lo = events[0].x, hi = events[ne - 1].x, gap_start = 0;
+    int has_start = 0;
+    for (Py_ssize_t e = 0; e < ne; e++) {
+        double x = events[e].x;
+        Py_ssize_t before = depth;
+        depth += events[e].d;
+        if (before > allow && allow >= depth) {
+            gap_start = x;
+            has_start = 1;
+        } else if (before <= allow && allow < depth && has_start) {
+            if (lo < gap_start && x < hi) {
+                int ruled = 0;
+                for (Py_ssize_t k = 0; k < nrules && !ruled; k++) ruled = gap_start <= rule_xs[k] && rule_xs[k] <= x;
+                if (x - gap_start >= min_gap || (ruled && x - gap_start > 0.5)) {
+                    PyObject *v = PyFloat_FromDouble((gap_start + x) / 2);
+                    if (!v || PyList_Append(out, v) < 0) { Py_XDECREF(v); PyMem_Free(events); return -1; }
+                    Py_DECREF(v);
+                }
+            }
+            has_start = 0;
+        }
+    }
+    PyMem_Free(events);
+    return 0;
+}
+
+/* pdf_tables.region_rows: (rows of words, prose flags, column boundaries, box of the lines inside), or
+ * None when the region cannot hold a table (fewer than two lines or two aligned rows, no boundary) */
+static PyObject *ls_region_rows(LineSet *s, PyObject *args) {
     unsigned long long addr;
     double rx0, ry0, rx1, ry1;
-    if (!PyArg_ParseTuple(args, "K(dddd)", &addr, &rx0, &ry0, &rx1, &ry1)) return NULL;
+    PyObject *vrules;
+    if (!PyArg_ParseTuple(args, "K(dddd)O!", &addr, &rx0, &ry0, &rx1, &ry1, &PyList_Type, &vrules)) return NULL;
     void *tp = (void *)(uintptr_t)addr;
     IVec inside = {NULL, 0, 0};
     WVec words = {NULL, 0, 0};
+    UBuf chars = {NULL, 0, 0};
+    Groups rows = {NULL, 0, 0};
     int *order = NULL;
-    PyObject *result = NULL;
+    double *sizes = NULL, *rule_xs = NULL;
+    char *prose = NULL;
+    PyObject *result = NULL, *bounds = NULL, *rows_py = NULL, *prose_py = NULL;
     for (Py_ssize_t i = 0; i < s->page_lines; i++) {
         CLine *ln = &s->lines[i];
         if (ln->dropped || ln->vertical || ln->start < 0) continue;
@@ -125,18 +206,14 @@ static PyObject *ls_table_candidate(LineSet *s, PyObject *args) {
             ivec_push(&inside, (int)i) < 0)
             goto done;
     }
-    if (inside.n < 2) {
-        result = Py_False;
-        Py_INCREF(result);
-        goto done;
-    }
-    Py_ssize_t n = inside.n, body = 0;
+    Py_ssize_t n = inside.n;
+    if (n < 2) goto none;
     order = PyMem_Malloc((size_t)n * sizeof(int));
-    if (!order) { PyErr_NoMemory(); goto done; }
+    sizes = PyMem_Malloc((size_t)n * sizeof(double));
+    if (!order || !sizes) { PyErr_NoMemory(); goto done; }
     memcpy(order, inside.a, (size_t)n * sizeof(int));
     if (merge_sort(order, n, less_neg_y1, s->lines) < 0) goto done;
-    Py_ssize_t r0 = 0; /* group_rows(inside, max_size_ratio=1.25) */
-    while (r0 < n && body < 2) {
+    for (Py_ssize_t r0 = 0; r0 < n;) { /* group_rows(inside, max_size_ratio=1.25), then words and sub-rows */
         CLine *first = &s->lines[order[r0]];
         double top = first->y1, bottom = first->y0;
         Py_ssize_t r1 = r0 + 1;
@@ -149,21 +226,100 @@ static PyObject *ls_table_candidate(LineSet *s, PyObject *args) {
             else break;
         }
         if (merge_sort(order + r0, r1 - r0, less_x0, s->lines) < 0) goto done;
-        words.n = 0;
+        Py_ssize_t from = words.n;
         for (Py_ssize_t k = r0; k < r1; k++)
-            if (word_boxes(s, tp, &s->lines[order[k]], &words) < 0) goto done;
-        if (body_rows(words.a, words.n, &body) < 0) goto done;
+            if (line_words(s, tp, &s->lines[order[k]], &words, &chars) < 0) goto done;
+        if (split_by_height(words.a, from, words.n, &rows) < 0) goto done;
         r0 = r1;
     }
-    result = body >= 2 ? Py_True : Py_False;
+    for (Py_ssize_t i = 0; i < n; i++) sizes[i] = s->lines[inside.a[i]].size;
+    qsort(sizes, (size_t)n, sizeof(double), cmp_double);
+    double min_gap = 0.55 * sizes[n / 2];
+    prose = PyMem_Malloc((size_t)(rows.n ? rows.n : 1));
+    if (!prose) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t nbody = 0;
+    for (Py_ssize_t r = 0; r < rows.n; r++) {
+        prose[r] = (char)is_prose(words.a, &rows.a[r]);
+        nbody += !prose[r];
+    }
+    if (nbody < 2) goto none;
+    Py_ssize_t nv = PyList_GET_SIZE(vrules), nrules = 0;
+    rule_xs = PyMem_Malloc((size_t)(nv ? nv : 1) * sizeof(double));
+    if (!rule_xs) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t k = 0; k < nv; k++) {
+        PyObject *v = PyList_GET_ITEM(vrules, k);
+        double x = PyFloat_AsDouble(PyTuple_GetItem(v, 0)), a = PyFloat_AsDouble(PyTuple_GetItem(v, 1));
+        double b = PyFloat_AsDouble(PyTuple_GetItem(v, 2));
+        if (PyErr_Occurred()) goto done;
+        double mid = (a + b) / 2;
+        if (ry0 - 2 <= mid && mid <= ry1 + 2) rule_xs[nrules++] = x;
+    }
+    qsort(rule_xs, (size_t)nrules, sizeof(double), cmp_double);
+    bounds = PyList_New(0);
+    if (!bounds || boundaries(words.a, &rows, prose, min_gap, rule_xs, nrules, bounds) < 0) goto done;
+    if (!PyList_GET_SIZE(bounds)) goto none;
+    rows_py = PyList_New(rows.n);
+    prose_py = PyList_New(rows.n);
+    if (!rows_py || !prose_py) goto done;
+    for (Py_ssize_t r = 0; r < rows.n; r++) {
+        PyObject *row = PyList_New(rows.a[r].n);
+        if (!row) goto done;
+        PyList_SET_ITEM(rows_py, r, row);
+        for (Py_ssize_t k = 0; k < rows.a[r].n; k++) {
+            Word *w = &words.a[rows.a[r].a[k]];
+            PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars.a + w->off, w->len);
+            PyObject *t = text ? Py_BuildValue("(Ndddd)", text, w->x0, w->x1, w->y0, w->y1) : NULL;
+            if (!t) goto done;
+            PyList_SET_ITEM(row, k, t);
+        }
+        PyObject *flag = prose[r] ? Py_True : Py_False;
+        Py_INCREF(flag);
+        PyList_SET_ITEM(prose_py, r, flag);
+    }
+    double bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        CLine *ln = &s->lines[inside.a[i]];
+        if (!i || ln->x0 < bx0) bx0 = ln->x0;
+        if (!i || ln->y0 < by0) by0 = ln->y0;
+        if (!i || ln->x1 > bx1) bx1 = ln->x1;
+        if (!i || ln->y1 > by1) by1 = ln->y1;
+    }
+    result = Py_BuildValue("(OOO(dddd))", rows_py, prose_py, bounds, bx0, by0, bx1, by1);
+    goto done;
+none:
+    result = Py_None;
     Py_INCREF(result);
 done:
+    Py_XDECREF(rows_py);
+    Py_XDECREF(prose_py);
+    Py_XDECREF(bounds);
     ivec_free(&inside);
     PyMem_Free(words.a);
+    PyMem_Free(chars.a);
+    groups_free(&rows);
     PyMem_Free(order);
+    PyMem_Free(sizes);
+    PyMem_Free(rule_xs);
+    PyMem_Free(prose);
     return result;
 }
 
+/* pdf_tables._inside for every kept line: the lines a found table covers are dropped */
+static PyObject *ls_drop_inside(LineSet *s, PyObject *args) {
+    double tx0, ty0, tx1, ty1;
+    if (!PyArg_ParseTuple(args, "(dddd)", &tx0, &ty0, &tx1, &ty1)) return NULL;
+    Py_ssize_t dropped = 0;
+    for (Py_ssize_t i = 0; i < s->page_lines; i++) {
+        CLine *ln = &s->lines[i];
+        if (ln->dropped) continue;
+        double mid = (ln->y0 + ln->y1) / 2;
+        if (ty0 - 1 <= mid && mid <= ty1 + 1 && ln->x0 >= tx0 - 2 * ln->size && ln->x1 <= tx1 + 2 * ln->size) {
+            ln->dropped = 1;
+            dropped++;
+        }
+    }
+    return PyLong_FromSsize_t(dropped);
+}
 
 /* ---------------------------------------------------------------- graphics (scan_graphics) */
 

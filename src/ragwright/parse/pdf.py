@@ -18,6 +18,7 @@ not used: on the corpus its table finder missed or mangled three of four ruled t
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -66,6 +67,7 @@ _ERR_REASONS = {
 _SCANNED_CHARS = 20
 _GARBAGE_QUALITY = 0.8  # an invisible OCR text layer scoring below this is re-OCRed (or flagged)
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*\S{1,6}$")
+_CAPTION = re.compile(r"^(Table|Tab\.|Tabelle)\s*\d")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 _OCR_HINT = "enable OCR with pip install 'ragwright[ocr]'"
 
@@ -209,11 +211,11 @@ def _read_page(
             if len(graphics.hrules) >= 2 and (page.lines or page.core is not None) and has_regions(graphics):
                 if page.core is None:
                     page.tables = find_tables(raw, textpage, text, page.lines, graphics)
-                else:  # the engine reads the regions; a page with a table goes on in Python
+                else:  # the engine reads the regions and keeps the tables as stand-ins in its lines
                     source = pdf_core.EngineTableLines(page.core, pdf_core.address(textpage), graphics.vrules)
                     page.tables = read_tables(source, graphics.regions or [])
                     if page.tables:
-                        _materialize(page)
+                        page.core.add_tables([(t.x0, t.y0, t.x1, t.y1, t.markdown()) for t in page.tables])
         finally:
             raw.FPDFText_ClosePage(textpage)
         if graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
@@ -397,7 +399,8 @@ def _classify(
         if page.core is not None:  # the engine's blocks: no tables, no OCR, no page attributes
             core_title = title[1] if title is not None and title[0] == page.number else -1
             by_index = {i: levels.get(round(size, 1), 1) for i, size, _ in core_heads[page.number]}
-            out.extend(page.core.elements(Element, _CORE_KINDS, page.number, core_title, by_index, deepest))
+            tables = functools.partial(_core_table_elements, page.tables, page.number)
+            out.extend(page.core.elements(Element, _CORE_KINDS, page.number, core_title, by_index, deepest, tables))
             continue
         page_title = title[1] if title is not None and title[0] == page.number else None
         attrs = dict(page.ocr) if page.ocr else dict(page.attributes)
@@ -411,7 +414,7 @@ def _classify(
             if b is page_title:
                 out.append(Element(ElementKind.TITLE, text, page=page.number, attributes=extra))
             elif b.kind == "table":
-                out.extend(_table_elements(b.lines[0].table, blocks, i, page.number))
+                out.extend(_table_elements(b.lines[0].table, _caption_beside(blocks, i), page.number))
             elif id(b) in kinds:
                 if kinds[id(b)] == "size":
                     level = levels.get(round(b.size, 1), 1)
@@ -457,18 +460,22 @@ def _levels(sizes: list[float]) -> dict[float, int]:
     return levels
 
 
-def _table_elements(table: Table, blocks: list[Block], i: int, page: int) -> list[Element]:
+def _caption_beside(blocks: list[Block], i: int) -> str | None:
+    """The text of the block before or after a table when it reads like its caption ("Table 3 …")."""
+    for j in (i - 1, i + 1):
+        if 0 <= j < len(blocks) and blocks[j].kind != "table" and _CAPTION.match(blocks[j].text):
+            return blocks[j].text
+    return None
+
+
+def _core_table_elements(tables: list[Table], page: int, index: int, caption: str | None) -> list[Element]:
+    return _table_elements(tables[index], caption, page)
+
+
+def _table_elements(table: Table, beside: str | None, page: int) -> list[Element]:
+    """A table's elements: its own caption, the table (with the caption beside it as attribute), notes."""
     attrs: dict[str, Any] = {"rows": len(table.rows), "columns": max(len(r) for r in table.rows)}
-    caption = table.caption
-    if caption is None:
-        for j in (i - 1, i + 1):
-            if (
-                0 <= j < len(blocks)
-                and blocks[j].kind != "table"
-                and re.match(r"^(Table|Tab\.|Tabelle)\s*\d", blocks[j].text)
-            ):
-                caption = blocks[j].text
-                break
+    caption = table.caption if table.caption is not None else beside
     if caption:
         attrs["caption"] = caption
     out = []

@@ -109,6 +109,34 @@ static int heading_kind(const Py_UCS4 *t, Py_ssize_t n, int list_item, int verti
     return 0;
 }
 
+/* ^(Table|Tab\.|Tabelle)\s*\d: a block that reads like a table's caption (pdf._table_elements) */
+static int is_caption(const Py_UCS4 *t, Py_ssize_t n) {
+    static const char *prefixes[] = {"Table", "Tab.", "Tabelle"};
+    for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+        Py_ssize_t m = (Py_ssize_t)strlen(prefixes[k]), i = 0;
+        if (n < m) continue;
+        while (i < m && t[i] == (Py_UCS4)prefixes[k][i]) i++;
+        if (i < m) continue;
+        while (i < n && is_space(t[i])) i++;
+        if (i < n && Py_UNICODE_ISDECIMAL(t[i])) return 1;
+    }
+    return 0;
+}
+
+static CBlock *new_block(LineSet *s) {
+    if (s->nblocks == s->bcap) {
+        Py_ssize_t cap = s->bcap ? s->bcap * 2 : 32;
+        CBlock *arr = PyMem_Realloc(s->blocks, (size_t)cap * sizeof(CBlock));
+        if (!arr) { PyErr_NoMemory(); return NULL; }
+        s->blocks = arr;
+        s->bcap = cap;
+    }
+    CBlock *blk = &s->blocks[s->nblocks++];
+    memset(blk, 0, sizeof(*blk));
+    blk->table = -1;
+    return blk;
+}
+
 static int store_block(LineSet *s, const int *idx, Py_ssize_t m, int list_item, UBuf *buf, double body) {
     if (join_lines(s, idx, m, buf) < 0) return -1;
     Py_UCS4 *t = buf->a;
@@ -151,18 +179,14 @@ static int store_block(LineSet *s, const int *idx, Py_ssize_t m, int list_item, 
     Py_ssize_t a = from, b = n; /* the element's text: the block's text stripped */
     while (a < b && is_space(t[a])) a++;
     while (b > a && is_space(t[b - 1])) b--;
-    if (a == b) return 0;
-    if (s->nblocks == s->bcap) {
-        Py_ssize_t cap = s->bcap ? s->bcap * 2 : 32;
-        CBlock *arr = PyMem_Realloc(s->blocks, (size_t)cap * sizeof(CBlock));
-        if (!arr) { PyErr_NoMemory(); return -1; }
-        s->blocks = arr;
-        s->bcap = cap;
+    CBlock *blk = new_block(s);
+    if (!blk) return -1;
+    blk->text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, t + a, b - a);
+    if (!blk->text) return -1;
+    if (is_caption(t + from, n - from)) {
+        blk->caption = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, t + from, n - from);
+        if (!blk->caption) return -1;
     }
-    PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, t + a, b - a);
-    if (!text) return -1;
-    CBlock *blk = &s->blocks[s->nblocks++];
-    blk->text = text;
     blk->size = size;
     blk->top = top;
     blk->list_item = (char)list_item;
@@ -170,8 +194,28 @@ static int store_block(LineSet *s, const int *idx, Py_ssize_t m, int list_item, 
     return 0;
 }
 
+/* a table stand-in's block: its Markdown, size and top */
+static int store_table_block(LineSet *s, int line) {
+    CLine *ln = &s->lines[line];
+    CBlock *blk = new_block(s);
+    if (!blk) return -1;
+    Py_ssize_t a = 0, b = ln->len;
+    const Py_UCS4 *t = TXT(s, ln);
+    while (a < b && is_space(t[a])) a++;
+    while (b > a && is_space(t[b - 1])) b--;
+    blk->text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, t + a, b - a);
+    if (!blk->text) return -1;
+    blk->size = ln->size;
+    blk->top = ln->y1;
+    blk->table = ln->table;
+    return 0;
+}
+
 static void clear_blocks(LineSet *s) {
-    for (Py_ssize_t i = 0; i < s->nblocks; i++) Py_CLEAR(s->blocks[i].text);
+    for (Py_ssize_t i = 0; i < s->nblocks; i++) {
+        Py_CLEAR(s->blocks[i].text);
+        Py_CLEAR(s->blocks[i].caption);
+    }
     s->nblocks = 0;
 }
 
@@ -199,6 +243,13 @@ static int split_blocks(LineSet *s, IVec *g, double body, UBuf *buf) {
     int list_item = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         CLine *ln = &s->lines[g->a[i]];
+        if (ln->table >= 0) { /* a table: its own block, between the paragraphs around it */
+            if (i > cur && store_block(s, g->a + cur, i - cur, list_item, buf, body) < 0) return -1;
+            if (store_table_block(s, g->a[i]) < 0) return -1;
+            cur = i + 1;
+            list_item = 0;
+            continue;
+        }
         int bullet = is_bullet(TXT(s, ln), ln->len);
         if (i > cur && (bullet || breaks(s, &s->lines[g->a[i - 1]], ln, left, right, usual_gap, body))) {
             if (store_block(s, g->a + cur, i - cur, list_item, buf, body) < 0) return -1;
@@ -206,7 +257,7 @@ static int split_blocks(LineSet *s, IVec *g, double body, UBuf *buf) {
         }
         if (i == cur) list_item = bullet;
     }
-    return store_block(s, g->a + cur, n - cur, list_item, buf, body);
+    return cur < n ? store_block(s, g->a + cur, n - cur, list_item, buf, body) : 0;
 }
 
 static PyObject *ls_blocks(LineSet *s, PyObject *args) {
@@ -281,13 +332,14 @@ static int numbered_dots(PyObject *text) {
     return i < n ? dots : -1;
 }
 
-/* pdf._classify for this page: Elements of the stored blocks */
+/* pdf._classify for this page: Elements of the stored blocks; a table's come from
+ * table_elements(table index, caption beside it or None) */
 static PyObject *ls_elements(LineSet *s, PyObject *args) {
-    PyObject *cls, *kinds, *page, *levels;
+    PyObject *cls, *kinds, *page, *levels, *table_elements;
     Py_ssize_t title;
     int deepest;
-    if (!PyArg_ParseTuple(args, "OO!OnO!i", &cls, &PyTuple_Type, &kinds, &page, &title, &PyDict_Type, &levels,
-                          &deepest))
+    if (!PyArg_ParseTuple(args, "OO!OnO!iO", &cls, &PyTuple_Type, &kinds, &page, &title, &PyDict_Type, &levels,
+                          &deepest, &table_elements))
         return NULL;
     if (!PyType_Check(cls) || PyTuple_GET_SIZE(kinds) != 4) {
         PyErr_SetString(PyExc_TypeError, "elements(Element, (TITLE, HEADING, PARAGRAPH, LIST_ITEM), page, ...)");
@@ -295,13 +347,29 @@ static PyObject *ls_elements(LineSet *s, PyObject *args) {
     }
     PyObject *k_title = PyTuple_GET_ITEM(kinds, 0), *k_heading = PyTuple_GET_ITEM(kinds, 1);
     PyObject *k_paragraph = PyTuple_GET_ITEM(kinds, 2), *k_list = PyTuple_GET_ITEM(kinds, 3);
-    PyObject *out = PyList_New(s->nblocks);
+    PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < s->nblocks; i++) {
         CBlock *b = &s->blocks[i];
         PyObject *e, *level = NULL;
+        if (!PyUnicode_GET_LENGTH(b->text)) continue;
         if (i == title) {
             e = new_element((PyTypeObject *)cls, k_title, b->text, Py_None, page);
+        } else if (b->table >= 0) {
+            PyObject *caption = Py_None;
+            for (Py_ssize_t j = i - 1; j <= i + 1; j += 2) {
+                if (j >= 0 && j < s->nblocks && s->blocks[j].table < 0 && s->blocks[j].caption) {
+                    caption = s->blocks[j].caption;
+                    break;
+                }
+            }
+            PyObject *more = PyObject_CallFunction(table_elements, "iO", b->table, caption);
+            if (!more) { Py_DECREF(out); return NULL; }
+            Py_ssize_t at = PyList_GET_SIZE(out);
+            int rc = PyList_SetSlice(out, at, at, more);
+            Py_DECREF(more);
+            if (rc < 0) { Py_DECREF(out); return NULL; }
+            continue;
         } else if (b->heading) {
             if (b->heading == 1) {
                 PyObject *key = PyLong_FromSsize_t(i);
@@ -328,8 +396,8 @@ static PyObject *ls_elements(LineSet *s, PyObject *args) {
         } else {
             e = new_element((PyTypeObject *)cls, k_paragraph, b->text, Py_None, page);
         }
-        if (!e) { Py_DECREF(out); return NULL; }
-        PyList_SET_ITEM(out, i, e);
+        if (!e || PyList_Append(out, e) < 0) { Py_XDECREF(e); Py_DECREF(out); return NULL; }
+        Py_DECREF(e);
     }
     return out;
 }

@@ -107,13 +107,16 @@ typedef struct {
     double x0, y0, x1, y1, size;
     int start, end;
     char hyphen, bold, dropped, vertical;
+    int table;           /* >= 0: a stand-in for page.tables[table] (its Markdown as text), else -1 */
     Py_ssize_t off, len; /* text in the arena */
 } CLine;
 
 /* a block of the page in reading order; text is the block's text, stripped (empty blocks are not kept) */
 typedef struct {
-    PyObject *text;
+    PyObject *text;    /* stripped; empty blocks are kept (a table's caption is looked up beside it) */
+    PyObject *caption; /* the unstripped text when it reads like a table caption ("Table 3"), else NULL */
     double size, top;
+    int table;               /* >= 0: the block is page.tables[table] */
     char list_item, heading; /* heading: 0 none, 1 by size, 2 by bold (pdf._heading_kind) */
 } CBlock;
 

@@ -102,6 +102,7 @@ static void loose_box(void *tp, int index, RectF *rect, double *l, double *b, do
 static CLine new_line(void) {
     CLine ln;
     memset(&ln, 0, sizeof(ln));
+    ln.table = -1;
     return ln;
 }
 
@@ -248,6 +249,7 @@ static int extract_lines(LineSet *s, void *tp) {
         ln.bold = 0;
         ln.dropped = 0;
         ln.vertical = 0;
+        ln.table = -1;
         ln.off = s->arena.n;
         ln.len = body_end - a;
         if (ubuf_put(&s->arena, text + a, ln.len) < 0) return -1;

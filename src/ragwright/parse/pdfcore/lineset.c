@@ -17,7 +17,7 @@ static PyObject *ls_lines(LineSet *s, PyObject *cls) {
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < s->page_lines; i++) {
-        if (s->lines[i].dropped) continue;
+        if (s->lines[i].dropped || s->lines[i].table >= 0) continue;
         PyObject *ln = make_line(s, &s->lines[i], cls);
         if (!ln || PyList_Append(out, ln) < 0) { Py_XDECREF(ln); Py_DECREF(out); return NULL; }
         Py_DECREF(ln);
@@ -75,7 +75,7 @@ static PyObject *ls_candidates(LineSet *s, PyObject *args) {
     UBuf buf = {NULL, 0, 0};
     if (!order) { Py_DECREF(out); return PyErr_NoMemory(); }
     for (Py_ssize_t i = 0; i < total; i++)
-        if (!s->lines[i].vertical) order[n++] = (int)i;
+        if (!s->lines[i].vertical && !s->lines[i].dropped && s->lines[i].table < 0) order[n++] = (int)i;
     if (merge_sort(order, n, less_neg_y1, s->lines) < 0) goto fail;
     for (int zone = 0; zone < 2; zone++) {
         for (Py_ssize_t k = 0; k < 3 && k < n; k++) {
@@ -127,7 +127,7 @@ static PyObject *ls_weights(LineSet *s, PyObject *unused) {
     if (!keys || !counts) { PyMem_Free(keys); PyMem_Free(counts); return PyErr_NoMemory(); }
     for (Py_ssize_t i = 0; i < n; i++) {
         CLine *ln = &s->lines[i];
-        if (ln->dropped) continue;
+        if (ln->dropped || ln->table >= 0) continue;
         double key = nearbyint(ln->size * 2) / 2;
         Py_ssize_t k = 0;
         while (k < nk && keys[k] != key) k++;
@@ -147,6 +147,35 @@ static PyObject *ls_weights(LineSet *s, PyObject *unused) {
 
 
 
+/* the page's tables as stand-in lines, after its lines (as pdf._elements adds them): [(x0, y0, x1, y1, md)] */
+static PyObject *ls_add_tables(LineSet *s, PyObject *tables) {
+    if (!PyList_Check(tables)) {
+        PyErr_SetString(PyExc_TypeError, "add_tables() takes a list of (x0, y0, x1, y1, markdown)");
+        return NULL;
+    }
+    if (s->nlines != s->page_lines) {
+        PyErr_SetString(PyExc_RuntimeError, "add_tables() must come before blocks()");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(tables); k++) {
+        CLine ln = new_line();
+        PyObject *md;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(tables, k), "ddddU", &ln.x0, &ln.y0, &ln.x1, &ln.y1, &md)) return NULL;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(md);
+        if (ubuf_reserve(&s->arena, n) < 0) return NULL;
+        if (!PyUnicode_AsUCS4(md, s->arena.a + s->arena.n, n, 0)) return NULL;
+        ln.off = s->arena.n;
+        ln.len = n;
+        s->arena.n += n;
+        ln.size = 10.0;
+        ln.start = ln.end = -1;
+        ln.table = (int)k;
+        if (add_line(s, &ln) < 0) return NULL;
+        s->page_lines = s->nlines;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *ls_text(LineSet *s, PyObject *unused) {
     static const Py_UCS4 empty[1] = {0};
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s->text ? s->text : empty, s->nchars);
@@ -155,7 +184,7 @@ static PyObject *ls_text(LineSet *s, PyObject *unused) {
 static PyObject *ls_get_letters(LineSet *s, void *closure) {
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < s->page_lines; i++)
-        if (!s->lines[i].dropped) total += s->lines[i].len;
+        if (!s->lines[i].dropped && s->lines[i].table < 0) total += s->lines[i].len;
     return PyLong_FromSsize_t(total);
 }
 
@@ -163,7 +192,7 @@ static PyObject *ls_get_nchars(LineSet *s, void *closure) { return PyLong_FromSs
 
 static PyObject *ls_get_count(LineSet *s, void *closure) {
     Py_ssize_t total = 0;
-    for (Py_ssize_t i = 0; i < s->page_lines; i++) total += !s->lines[i].dropped;
+    for (Py_ssize_t i = 0; i < s->page_lines; i++) total += !s->lines[i].dropped && s->lines[i].table < 0;
     return PyLong_FromSsize_t(total);
 }
 
@@ -184,6 +213,7 @@ static PyMethodDef ls_methods[] = {
     {"blocks", (PyCFunction)ls_blocks, METH_VARARGS, "Build the blocks (body size); [(index, size, top)] of size headings."},
     {"elements", (PyCFunction)ls_elements, METH_VARARGS, "Elements of the blocks (Element, kinds, page, title, levels, deepest)."},
     {"text", (PyCFunction)ls_text, METH_NOARGS, "The page text."},
+    {"add_tables", (PyCFunction)ls_add_tables, METH_O, "Add the page's tables as stand-ins: [(x0, y0, x1, y1, md)]."},
     {"region_rows", (PyCFunction)ls_region_rows, METH_VARARGS,
      "pdf_tables.region_rows of a region: (text page, (x0, y0, x1, y1), vrules) -> rows or None."},
     {"drop_inside", (PyCFunction)ls_drop_inside, METH_VARARGS, "Drop the lines a table box covers."},

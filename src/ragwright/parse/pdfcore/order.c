@@ -151,8 +151,11 @@ static int sort_rows(LineSet *s, IVec *lines, IVec *out) {
         int *row = order + r0;
         Py_ssize_t m = r1 - r0;
         if (merge_sort(row, m, less_x0, s->lines) < 0) { PyMem_Free(order); return -1; }
-        if (m == 1) {
-            if (ivec_push(out, row[0]) < 0) { PyMem_Free(order); return -1; }
+        int has_table = 0;
+        for (Py_ssize_t k = 0; k < m && !has_table; k++) has_table = s->lines[row[k]].table >= 0;
+        if (m == 1 || has_table) {
+            for (Py_ssize_t k = 0; k < m; k++)
+                if (ivec_push(out, row[k]) < 0) { PyMem_Free(order); return -1; }
         } else {
             int main_i = row[0];
             for (Py_ssize_t k = 1; k < m; k++)
@@ -193,6 +196,7 @@ static int sort_rows(LineSet *s, IVec *lines, IVec *out) {
             joined.bold = mainl->bold;
             joined.dropped = 0;
             joined.vertical = 0;
+            joined.table = -1;
             joined.off = off;
             joined.len = s->arena.n - off;
             if (add_line(s, &joined) < 0 || ivec_push(out, (int)(s->nlines - 1)) < 0) {

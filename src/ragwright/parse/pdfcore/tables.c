@@ -200,7 +200,7 @@ static PyObject *ls_region_rows(LineSet *s, PyObject *args) {
     PyObject *result = NULL, *bounds = NULL, *rows_py = NULL, *prose_py = NULL;
     for (Py_ssize_t i = 0; i < s->page_lines; i++) {
         CLine *ln = &s->lines[i];
-        if (ln->dropped || ln->vertical || ln->start < 0) continue;
+        if (ln->dropped || ln->vertical || ln->start < 0 || ln->table >= 0) continue;
         double mid = (ln->y0 + ln->y1) / 2;
         if (ry0 - 1 <= mid && mid <= ry1 + 1 && ln->x0 >= rx0 - 2 * ln->size && ln->x1 <= rx1 + 2 * ln->size &&
             ivec_push(&inside, (int)i) < 0)
@@ -311,7 +311,7 @@ static PyObject *ls_drop_inside(LineSet *s, PyObject *args) {
     Py_ssize_t dropped = 0;
     for (Py_ssize_t i = 0; i < s->page_lines; i++) {
         CLine *ln = &s->lines[i];
-        if (ln->dropped) continue;
+        if (ln->dropped || ln->table >= 0) continue;
         double mid = (ln->y0 + ln->y1) / 2;
         if (ty0 - 1 <= mid && mid <= ty1 + 1 && ln->x0 >= tx0 - 2 * ln->size && ln->x1 <= tx1 + 2 * ln->size) {
             ln->dropped = 1;

@@ -92,7 +92,7 @@ def parse_pdf(
 ) -> Document:
     """Parse PDF bytes into a :class:`Document` (see the module docstring for the steps)."""
     options = options or ParseOptions()
-    if not data or not data.strip():
+    if not data or data.isspace():
         raise ParseError("empty file: the PDF has no content (0 bytes)")
     if len(data) > options.max_file_bytes:
         raise LimitExceeded(

@@ -119,7 +119,7 @@ def breakdown(data: bytes, repeat: int, clock: Callable[[], float]) -> None:
         "read_tables": "tables: engine rows of words, cells assembled in Python",
         "find_tables": "Python path: tables",
         "_strip_running_lines": "running header/footer removal",
-        "_elements": "reading order, paragraphs, headings, elements",
+        "page_elements": "reading order, paragraphs, headings, elements",
         "document_metadata": "metadata, attachments",
     }
     spent: dict[str, float] = {}

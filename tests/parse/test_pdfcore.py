@@ -24,7 +24,8 @@ from ragwright.model.document import Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse import pdf as pdf_module
 from ragwright.parse import pdf_core
-from ragwright.parse.pdf import _NUMBERED, parse_pdf
+from ragwright.parse.pdf import parse_pdf
+from ragwright.parse.pdf_elements import _NUMBERED
 from ragwright.parse.pdf_layout import _BOLD_NAME
 from ragwright.parse.pdf_order import _BULLET, _LEADER, _running_key
 
@@ -105,13 +106,13 @@ def test_the_engine_takes_the_text_pages(monkeypatch: pytest.MonkeyPatch) -> Non
     """Not a silent fallback: on a text book nearly every page is read by the engine."""
     core()
     taken: list[bool] = []
-    original = pdf_module._elements
+    original = pdf_module.page_elements
 
     def spy(pages: list[Any]) -> Any:
         taken.extend(p.core is not None for p in pages)
         return original(pages)
 
-    monkeypatch.setattr(pdf_module, "_elements", spy)
+    monkeypatch.setattr(pdf_module, "page_elements", spy)
     parse_pdf("geo", (CORPUS / "pdf" / "GeoTopo-komprimiert.pdf").read_bytes(), options=ParseOptions(ocr=False))
     assert len(taken) == 117
     assert sum(taken) >= 100

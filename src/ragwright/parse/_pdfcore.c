@@ -2,15 +2,17 @@
  * ragwright.parse._pdfcore: the per-line hot path of PDF parsing in C.
  *
  * The pure-Python modules pdf_layout.py (lines with geometry, bold), pdf_order.py (reading order,
- * paragraphs, de-hyphenation) and pdf_tables.scan_graphics (rules, image coverage) are the
- * reference; this file computes the same results with the same double-precision arithmetic and the
- * same stable orderings, calling pdfium through the function pointers pypdfium2 already loaded
- * (bind()). A page this file does not handle -- right-to-left text, characters outside the BMP,
- * text pdfium did not break into lines, vertical text -- makes extract() return None and the page
- * takes the Python path; tests/parse/test_pdfcore.py proves both paths give identical documents.
+ * paragraphs, de-hyphenation, running lines), pdf_tables.py (rules, image coverage, a table region's
+ * rows of words) and pdf_elements.py (headings, elements) are the reference; this engine computes
+ * the same results with the same double-precision arithmetic and the same stable orderings, calling
+ * pdfium through the function pointers pypdfium2 already loaded (bind()). A page with right-to-left
+ * text makes extract() return None and takes the Python path, as does a page bound for OCR;
+ * tests/parse/test_pdfcore.py proves both paths give identical documents.
  *
- * Compiled at install time when a C compiler is present (hatch_build.py); without it ragwright
- * uses the Python modules, which are about twice as slow on text-heavy PDFs.
+ * One translation unit: this file includes the parts in pdfcore/ (common.h, lines.c, order.c,
+ * blocks.c, tables.c, lineset.c) and holds the module. Compiled at install time when a C compiler is
+ * present (hatch_build.py); without it ragwright uses the Python modules, about half as fast on
+ * text-heavy PDFs.
  */
 #include "pdfcore/common.h"
 #include "pdfcore/lines.c"
@@ -124,7 +126,7 @@ static PyMethodDef core_methods[] = {
     {"_is_bullet", t_is_bullet, METH_O, "Test hook: pdf_order._BULLET.match."},
     {"_has_leader", t_has_leader, METH_O, "Test hook: pdf_order._LEADER.search."},
     {"_bold_name", t_bold_name, METH_O, "Test hook: pdf_layout._BOLD_NAME.search on a font name (bytes)."},
-    {"_numbered_dots", t_numbered_dots, METH_O, "Test hook: dots of pdf._NUMBERED's number, -1 without a match."},
+    {"_numbered_dots", t_numbered_dots, METH_O, "Test hook: dots of pdf_elements._NUMBERED's number, -1 without a match."},
     {"_running_key", t_running_key, METH_O, "Test hook: pdf_order._running_key."},
     {"bind", core_bind, METH_O, "Bind the pdfium functions: {name: address}."},
     {"extract", core_extract, METH_VARARGS, "Lines of a text page (address): a LineSet, or None for the Python path."},

@@ -1,11 +1,13 @@
-"""The compiled PDF line engine (``_pdfcore``), bound to the pdfium that pypdfium2 loaded.
+"""The compiled PDF engine (``_pdfcore``), bound to the pdfium that pypdfium2 loaded.
 
 ``_pdfcore.c`` does per page, in C, what :mod:`~ragwright.parse.pdf_layout` (lines, geometry, bold),
-:mod:`~ragwright.parse.pdf_order` (reading order, paragraphs, de-hyphenation) and
-:func:`~ragwright.parse.pdf_tables.scan_graphics` do in Python, with the same arithmetic and the same
-stable orderings; the Python modules stay the reference and the path for every page the engine
-declines (right-to-left text, text outside the BMP, lines pdfium did not break, vertical text, table
-pages, OCR). ``tests/parse/test_pdfcore.py`` checks that both paths give identical documents.
+:mod:`~ragwright.parse.pdf_order` (reading order, paragraphs, de-hyphenation, running lines),
+:mod:`~ragwright.parse.pdf_tables` (rules, images, a table region's rows of words) and
+:mod:`~ragwright.parse.pdf_elements` (headings, elements) do in Python, with the same arithmetic and
+the same stable orderings; the Python modules stay the reference and the path for every page the
+engine declines (right-to-left text) or hands back (a page bound for OCR). Table cells are assembled
+by the same Python code on both paths. ``tests/parse/test_pdfcore.py`` checks that both paths give
+identical documents.
 
 The extension is compiled when ragwright is installed with a C compiler at hand (``hatch_build.py``);
 without one, or with ``RAGWRIGHT_PDF_CORE=python`` in the environment, every page takes the Python

@@ -147,7 +147,7 @@ static PyObject *ls_weights(LineSet *s, PyObject *unused) {
 
 
 
-/* the page's tables as stand-in lines, after its lines (as pdf._elements adds them): [(x0, y0, x1, y1, md)] */
+/* the page's tables as stand-in lines, after its lines (as pdf_elements.page_elements adds them): [(x0, y0, x1, y1, md)] */
 static PyObject *ls_add_tables(LineSet *s, PyObject *tables) {
     if (!PyList_Check(tables)) {
         PyErr_SetString(PyExc_TypeError, "add_tables() takes a list of (x0, y0, x1, y1, markdown)");
@@ -188,7 +188,6 @@ static PyObject *ls_get_letters(LineSet *s, void *closure) {
     return PyLong_FromSsize_t(total);
 }
 
-static PyObject *ls_get_nchars(LineSet *s, void *closure) { return PyLong_FromSsize_t(s->nchars); }
 
 static PyObject *ls_get_count(LineSet *s, void *closure) {
     Py_ssize_t total = 0;
@@ -222,7 +221,6 @@ static PyMethodDef ls_methods[] = {
 
 static PyGetSetDef ls_getset[] = {
     {"letters", (getter)ls_get_letters, NULL, "characters in the kept lines", NULL},
-    {"nchars", (getter)ls_get_nchars, NULL, "characters on the text page", NULL},
     {"count", (getter)ls_get_count, NULL, "kept lines", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

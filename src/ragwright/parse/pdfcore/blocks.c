@@ -124,13 +124,7 @@ static int is_caption(const Py_UCS4 *t, Py_ssize_t n) {
 }
 
 static CBlock *new_block(LineSet *s) {
-    if (s->nblocks == s->bcap) {
-        Py_ssize_t cap = s->bcap ? s->bcap * 2 : 32;
-        CBlock *arr = PyMem_Realloc(s->blocks, (size_t)cap * sizeof(CBlock));
-        if (!arr) { PyErr_NoMemory(); return NULL; }
-        s->blocks = arr;
-        s->bcap = cap;
-    }
+    if (GROW(s, blocks, nblocks, bcap, 1, 32) < 0) return NULL;
     CBlock *blk = &s->blocks[s->nblocks++];
     memset(blk, 0, sizeof(*blk));
     blk->table = -1;

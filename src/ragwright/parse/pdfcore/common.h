@@ -63,18 +63,31 @@ static int is_sentence_end(Py_UCS4 c) {
 
 /* ---------------------------------------------------------------- growable arrays */
 
-typedef struct { Py_UCS4 *a; Py_ssize_t n, cap; } UBuf;
-
-static int ubuf_reserve(UBuf *b, Py_ssize_t extra) {
-    if (b->n + extra <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + extra) cap *= 2;
-    Py_UCS4 *a = PyMem_Realloc(b->a, (size_t)cap * sizeof(Py_UCS4));
-    if (!a) { PyErr_NoMemory(); return -1; }
-    b->a = a;
-    b->cap = cap;
+/* Grow the array *slot points to (a pointer field, holding a, with capacity *cap elements of elem bytes)
+ * to hold need elements, doubling from first: 0, or -1 with MemoryError set and the array untouched.
+ * The moved pointer is stored with memcpy, whatever the field's element type. */
+static int grow_into(void *slot, void *a, Py_ssize_t *cap, size_t elem, Py_ssize_t need, Py_ssize_t first) {
+    Py_ssize_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    void *moved = PyMem_Realloc(a, (size_t)c * elem);
+    if (!moved) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(slot, &moved, sizeof(moved));
+    *cap = c;
     return 0;
 }
+
+/* room for more elements in the array field a of *v, whose length and capacity are the fields n, cap */
+#define GROW(v, a, n, cap, more, first)                                                                 \
+    (((v)->n + (more) <= (v)->cap)                                                                      \
+         ? 0                                                                                            \
+         : grow_into((void *)&(v)->a, (void *)(v)->a, &(v)->cap, sizeof(*(v)->a), (v)->n + (more), (first)))
+
+typedef struct { Py_UCS4 *a; Py_ssize_t n, cap; } UBuf;
+
+static int ubuf_reserve(UBuf *b, Py_ssize_t extra) { return GROW(b, a, n, cap, extra, 256); }
 
 static int ubuf_put(UBuf *b, const Py_UCS4 *s, Py_ssize_t n) {
     if (ubuf_reserve(b, n) < 0) return -1;
@@ -88,13 +101,7 @@ static int ubuf_putc(UBuf *b, Py_UCS4 c) { return ubuf_put(b, &c, 1); }
 typedef struct { int *a; Py_ssize_t n, cap; } IVec;
 
 static int ivec_push(IVec *v, int x) {
-    if (v->n == v->cap) {
-        Py_ssize_t cap = v->cap ? v->cap * 2 : 16;
-        int *a = PyMem_Realloc(v->a, (size_t)cap * sizeof(int));
-        if (!a) { PyErr_NoMemory(); return -1; }
-        v->a = a;
-        v->cap = cap;
-    }
+    if (GROW(v, a, n, cap, 1, 16) < 0) return -1;
     v->a[v->n++] = x;
     return 0;
 }
@@ -132,13 +139,7 @@ typedef struct {
 } LineSet;
 
 static int add_line(LineSet *s, const CLine *ln) {
-    if (s->nlines == s->cap) {
-        Py_ssize_t cap = s->cap ? s->cap * 2 : 64;
-        CLine *a = PyMem_Realloc(s->lines, (size_t)cap * sizeof(CLine));
-        if (!a) { PyErr_NoMemory(); return -1; }
-        s->lines = a;
-        s->cap = cap;
-    }
+    if (GROW(s, lines, nlines, cap, 1, 64) < 0) return -1;
     s->lines[s->nlines++] = *ln;
     return 0;
 }

@@ -224,13 +224,7 @@ static int is_line_numbers(LineSet *s, IVec *g) {
 typedef struct { IVec *a; Py_ssize_t n, cap; } Groups;
 
 static int groups_add(Groups *g, IVec v) {
-    if (g->n == g->cap) {
-        Py_ssize_t cap = g->cap ? g->cap * 2 : 8;
-        IVec *a = PyMem_Realloc(g->a, (size_t)cap * sizeof(IVec));
-        if (!a) { PyErr_NoMemory(); return -1; }
-        g->a = a;
-        g->cap = cap;
-    }
+    if (GROW(g, a, n, cap, 1, 8) < 0) return -1;
     g->a[g->n++] = v;
     return 0;
 }

@@ -6,13 +6,7 @@ typedef struct { double x0, x1, y0, y1; Py_ssize_t off, len; } Word; /* text in 
 typedef struct { Word *a; Py_ssize_t n, cap; } WVec;
 
 static int wvec_push(WVec *v, Word w) {
-    if (v->n == v->cap) {
-        Py_ssize_t cap = v->cap ? v->cap * 2 : 32;
-        Word *a = PyMem_Realloc(v->a, (size_t)cap * sizeof(Word));
-        if (!a) { PyErr_NoMemory(); return -1; }
-        v->a = a;
-        v->cap = cap;
-    }
+    if (GROW(v, a, n, cap, 1, 32) < 0) return -1;
     v->a[v->n++] = w;
     return 0;
 }

@@ -276,3 +276,30 @@ def test_identical_on_damaged_pdfs(monkeypatch: pytest.MonkeyPatch) -> None:
                 except Exception as exc:
                     results.append((type(exc).__name__, str(exc)))
             assert results[0] == results[1], name
+
+
+def test_identical_on_generated_layouts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Seeded reportlab layouts (columns, lists, ruled tables, CJK, leaders, rotated text) through both paths."""
+    from tests.parse.pdf_layouts import write_layout
+
+    core()
+    kinds: set[str] = set()
+    engine_pages = 0
+    original = pdf_module.page_elements
+
+    def spy(pages: list[Any]) -> Any:
+        nonlocal engine_pages
+        engine_pages += sum(p.core is not None for p in pages)
+        return original(pages)
+
+    for seed in range(24):
+        path = tmp_path / f"layout-{seed}.pdf"
+        write_layout(path, seed)
+        monkeypatch.setattr(pdf_module, "page_elements", spy)
+        ours = outcome(path, monkeypatch, "c")
+        monkeypatch.setattr(pdf_module, "page_elements", original)
+        assert ours == outcome(path, monkeypatch, "python"), f"layout seed {seed}"
+        if isinstance(ours, dict):
+            kinds.update(e["kind"] for e in ours["elements"])
+    assert {"table", "heading", "list_item", "paragraph"} <= kinds  # the layouts reach every branch
+    assert engine_pages >= 24

@@ -8,6 +8,7 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -138,40 +139,52 @@ def test_backfill_when_the_encoder_arrives_later(tmp_path: Path) -> None:
     assert renamed.store.missing_sparse("test/words-v2") == []
 
 
+def fill_for_filters(store: Any, embedder: HashingEmbedder, encoder: WordEncoder) -> None:
+    """12 documents of 3 chunks: ACL group ``g{d % 3}``, metadata team ``"ab"[d % 2]``, sparse vectors."""
+    from ragwright.model.records import DocumentRecord, DocumentStatus
+    from ragwright.testing.conformance import chunks_for
+
+    store.bind_embedder(embedder.name, embedder.dimension)
+    for d in range(12):
+        chunks = chunks_for(
+            f"d{d}",
+            [f"refund money item {d} {i}" for i in range(3)],
+            acl=(f"g{d % 3}",),
+            metadata={"team": "ab"[d % 2]},
+        )
+        texts = [c.text for c in chunks]
+        store.replace_document(
+            DocumentRecord(f"d{d}", f"m:{d}", f"h{d}", DocumentStatus.INDEXED, chunk_count=3),
+            chunks,
+            embedder.embed_documents(texts),
+        )
+        store.put_sparse(
+            list(zip([c.id for c in chunks], encoder.encode_documents(texts), strict=True)), encoder=encoder.name
+        )
+
+
+def check_filtered_sparse_search(store: Any, encoder: WordEncoder, groups: set[str], team: str | None) -> None:
+    """On a :func:`fill_for_filters` store: only permitted, matching chunks, all of them, best first."""
+    hits = store.search_sparse(
+        encoder.encode_query("refund"),
+        50,
+        identity=Identity(groups=tuple(sorted(groups))),
+        metadata_filter=as_filter({"team": team}) if team else None,
+    )
+    assert all(set(h.chunk.acl) & groups and (team is None or h.chunk.metadata["team"] == team) for h in hits)
+    expected = sum(1 for d in range(12) if f"g{d % 3}" in groups and (team is None or "ab"[d % 2] == team)) * 3
+    assert len(hits) == expected  # filtered before the cut, never padded, nothing missing
+    scores = [h.score for h in hits]
+    assert all(x > 0 for x in scores) and scores == sorted(scores, reverse=True)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(groups=st.sets(st.sampled_from(["g0", "g1", "g2"]), max_size=2), team=st.sampled_from([None, "a", "b"]))
 def test_the_sparse_arm_never_returns_a_filtered_chunk(
     tmp_path_factory: pytest.TempPathFactory, groups: set[str], team: str | None
 ) -> None:
-    from ragwright.model.records import DocumentRecord, DocumentStatus
-    from ragwright.testing.conformance import chunks_for
-
     embedder, encoder = HashingEmbedder(dimension=16), WordEncoder()
     for store in (MemoryStore(), SqliteStore(tmp_path_factory.mktemp("s") / "s.db")):
-        store.bind_embedder(embedder.name, embedder.dimension)
-        for d in range(12):
-            chunks = chunks_for(
-                f"d{d}",
-                [f"refund money item {d} {i}" for i in range(3)],
-                acl=(f"g{d % 3}",),
-                metadata={"team": "ab"[d % 2]},
-            )
-            store.replace_document(
-                DocumentRecord(f"d{d}", f"m:{d}", f"h{d}", DocumentStatus.INDEXED, chunk_count=3),
-                chunks,
-                embedder.embed_documents([c.text for c in chunks]),
-            )
-            store.put_sparse(
-                list(zip([c.id for c in chunks], encoder.encode_documents([c.text for c in chunks]), strict=True)),
-                encoder=encoder.name,
-            )
-        hits = store.search_sparse(
-            encoder.encode_query("refund"),
-            50,
-            identity=Identity(groups=tuple(sorted(groups))),
-            metadata_filter=as_filter({"team": team}) if team else None,
-        )
-        assert all(set(h.chunk.acl) & groups and (team is None or h.chunk.metadata["team"] == team) for h in hits)
-        expected = sum(1 for d in range(12) if f"g{d % 3}" in groups and (team is None or "ab"[d % 2] == team)) * 3
-        assert len(hits) == expected  # filtered before the cut, never padded, nothing missing
+        fill_for_filters(store, embedder, encoder)
+        check_filtered_sparse_search(store, encoder, groups, team)
         store.close()

@@ -6,15 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ragwright.errors import ConfigError, StoreError
 from ragwright.model.chunk import Chunk
-from ragwright.model.filters import And, Compare, Eq, Exists, Filter, In, Not, Or, matches
+from ragwright.model.filters import And, Compare, Eq, Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.stores.postgres import PostgresOptions, PostgresStore
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
 from ragwright.testing.conformance import DIM, chunks_for, record, unit
+from tests.stores.filter_strategies import filters, metadatas
 
 
 def test_reopen_restores_everything_and_records_the_schema_version(pg_dsn: str) -> None:
@@ -186,37 +186,7 @@ def test_index_version_moves_on_every_write(pg_dsn: str) -> None:
         assert v0 < v1 < v2 < s.index_version()
 
 
-# -- the SQL translation agrees with the reference matcher ---------------------------------------
-keys = st.sampled_from(["a", "b", "c"])
-scalars = st.one_of(
-    st.integers(-3, 3), st.sampled_from(["1", "2", "x", "é"]), st.booleans(), st.sampled_from([1.0, 2.5])
-)
-leaf = st.one_of(
-    st.builds(Eq, keys, scalars),
-    st.builds(lambda k, vs: In(k, tuple(vs)), keys, st.lists(scalars, min_size=1, max_size=3)),
-    st.builds(
-        Compare,
-        keys,
-        st.sampled_from(["gt", "gte", "lt", "lte"]),
-        st.one_of(st.integers(-3, 3), st.sampled_from(["1", "x", "Z", "é"]), st.sampled_from([0.5, 2.5])),
-    ),
-    st.builds(Exists, keys),
-)
-filters = st.recursive(
-    leaf,
-    lambda inner: st.one_of(
-        st.builds(lambda cs: And(tuple(cs)), st.lists(inner, min_size=0, max_size=3)),
-        st.builds(lambda cs: Or(tuple(cs)), st.lists(inner, min_size=0, max_size=3)),
-        st.builds(Not, inner),
-    ),
-    max_leaves=6,
-)
-metadata_values = st.one_of(
-    scalars, st.none(), st.lists(st.sampled_from(["1", "x", "y"]), max_size=2), st.lists(st.integers(0, 3), max_size=2)
-)
-metadatas = st.lists(st.dictionaries(keys, metadata_values, max_size=3), min_size=1, max_size=6)
-
-
+# -- the SQL translation agrees with the reference matcher (strategies: tests/stores/filter_strategies.py) --
 def test_sql_filter_matches_reference(pg_dsn: str) -> None:
     tenants = (f"t{i}" for i in itertools.count())  # one tenant per example isolates the examples
     with PostgresStore(pg_dsn) as s:

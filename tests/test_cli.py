@@ -216,3 +216,22 @@ def test_tenant_and_groups_set_the_acl_on_ingest_and_the_identity_on_search_and_
     assert as_json(*flags, "ask", "What happened to salary bands?")["sources"] == []
     answer = as_json(*flags, "ask", "What happened to salary bands?", "--tenant", "acme", "--groups", "hr")
     assert answer["sources"] and all(s["document_id"].endswith("salaries.md") for s in answer["sources"])
+
+
+def test_a_failed_document_keeps_the_tenant_and_groups_it_was_ingested_with(tmp_path: Path) -> None:
+    """Issue 21 #1: `ingest bad.pdf --tenant beta --groups hr` on a corrupt PDF stored it as default|["*"]."""
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.7 this is not really a pdf")
+    flags = ("--store", str(tmp_path / "store.db"), "--embedder", "wordllama")
+    report = as_json(*flags, "ingest", str(bad), "--tenant", "beta", "--groups", "hr")
+    assert report["added"] == 0 and len(report["failed"]) == 1
+    (failed,) = as_json(*flags, "status")["failed_documents"]
+    assert (failed["tenant"], failed["acl"]) == ("beta", ["hr"])
+    (record,) = as_json(*flags, "status", "--documents", "failed")["matching_documents"]
+    assert (record["tenant"], record["acl"]) == ("beta", ["hr"])
+    _, out, _ = run(*flags, "status")
+    assert "bad.pdf [parse]" in out and "(tenant beta, groups hr)" in out
+    retried = as_json(*flags, "ingest", "--retry-failed")  # still broken: it fails again with the same access
+    assert len(retried["failed"]) == 1
+    (again,) = as_json(*flags, "status")["failed_documents"]
+    assert (again["tenant"], again["acl"], again["attempts"]) == ("beta", ["hr"], 2)

@@ -280,7 +280,7 @@ def status(state: State, model: str | None, list_status: str | None, check: bool
             f"{info['failed']} failed, {info['deleted']} deleted; model {info['embedding_model']}"
         )
         for f in info["failed_documents"]:
-            click.echo(f"  failed: {f['document']} [{f['stage']}] {f['reason']}")
+            click.echo(f"  failed: {f['document']} [{f['stage']}] {f['reason']} ({_access(f['tenant'], f['acl'])})")
         for r in info.get("matching_documents", []):
             click.echo(f"  {r['status']}: {r['document_id']} ({r['chunk_count']} chunks, {r['embedding_model']})")
         if check:
@@ -289,6 +289,11 @@ def status(state: State, model: str | None, list_status: str | None, check: bool
     state.emit(info, human)
     if check and info["problems"]:
         sys.exit(1)
+
+
+def _access(tenant: str, acl: list[str]) -> str:
+    who = "public" if "*" in acl else ("groups " + ",".join(acl) if acl else "visible to nobody")
+    return f"tenant {tenant}, {who}"
 
 
 @main.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -23,18 +24,35 @@ from ragwright.errors import ConfigError
     help='Server config JSON: {"keys": [{"hash": …, "tenant": …, "groups": […]}], "sources": {…}, "limits": {…}}.',
 )
 @click.option("--hash-key", default=None, metavar="KEY", help="Print the SHA-256 hash of KEY for the config; exit.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for this host name (repeatable; besides loopback and --host): DNS-rebinding guard.",
+)
 @command
 def serve(
-    state: State, store_path: Path | None, host: str, port: int, config_path: Path | None, hash_key: str | None
+    state: State,
+    store_path: Path | None,
+    host: str,
+    port: int,
+    config_path: Path | None,
+    hash_key: str | None,
+    allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve search, ask (streamed) and ingest over HTTP, with a web page at /."""
     from ragwright.server.config import ServerConfig, is_loopback
     from ragwright.server.config import hash_key as digest
+    from ragwright.server.guard import HostPolicy
 
     if hash_key is not None:
         state.emit({"hash": digest(hash_key)}, lambda: click.echo(digest(hash_key)))
         return
     config = ServerConfig.load(config_path) if config_path is not None else ServerConfig()
+    if allow_hosts:
+        HostPolicy.build(allow_hosts, keyless=not config.auth_required)  # a bad name is a clear error
+        config = dataclasses.replace(config, allowed_hosts=(*config.allowed_hosts, *allow_hosts))
     if not config.auth_required and not is_loopback(host):
         raise ConfigError(
             f"refusing to serve on {host} without API keys: anyone who can reach it could read and change the "

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from ragwright.errors import ConfigError
 from ragwright.ingest import EvalGate, IngestReport, ReindexReport
+from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
 from ragwright.options import ChunkingOptions
@@ -64,19 +64,28 @@ class RagAdmin:
             if embedding_model is None or r.embedding_model == embedding_model
         ]
 
-    def retry_failed(self, **kwargs: Any) -> IngestReport:
-        """Ingest again every failed document whose source is a local file that still exists."""
-        from ragwright.sources import FileListSource
+    def retry_failed(self, *, progress: ProgressCallback | None = None) -> IngestReport:
+        """Ingest again every failed document whose source is a local file that still exists.
 
-        paths = []
-        for record in self.documents(status=DocumentStatus.FAILED):
-            if record.source.startswith("file://"):
-                path = Path(unquote(record.source[len("file://") :]))
-                if path.is_file():
-                    paths.append(path)
-        if not paths:
-            return IngestReport()
-        return self.ingest(FileListSource(paths), **kwargs)
+        Each keeps its id, tenant, ACL, metadata and folder: a dead letter carries the access it was
+        ingested with, and a retry never moves it to another tenant or widens who may see it.
+        """
+        from ragwright.ingest.retry import retry_groups
+
+        report = IngestReport()
+        for group in retry_groups(self.documents(status=DocumentStatus.FAILED)):
+            # sync=False: the retry lists only the failed documents of a folder, never the whole folder
+            report.add(
+                self.ingest(
+                    group.source,
+                    tenant=group.tenant,
+                    acl=list(group.acl),
+                    metadata=group.metadata or None,
+                    progress=progress,
+                    sync=False,
+                )
+            )
+        return report
 
     def check(self) -> list[str]:
         """Integrity problems of the store (empty when consistent): orphan chunks, indexed documents
@@ -137,6 +146,8 @@ class RagAdmin:
                     "reason": r.reason,
                     "error_type": r.metadata.get("_error_type"),
                     "attempts": r.metadata.get("_attempts", 1),
+                    "tenant": r.tenant,
+                    "acl": list(r.acl),
                 }
                 for r in records
                 if r.status is DocumentStatus.FAILED

@@ -89,6 +89,72 @@ def test_a_previously_indexed_document_keeps_its_chunks_when_an_update_fails(tmp
     assert rag.search("kept words")[0].chunk.text == "kept words"
 
 
+def test_a_dead_letter_keeps_the_tenant_acl_metadata_and_folder_it_was_ingested_with(tmp_path: Path, rag: Rag) -> None:
+    """Issue 21 #1: a failed document was recorded as default|["*"], visible to every default caller."""
+    from ragwright.model.identity import Identity
+
+    docs = tmp_path / "docs"
+    bad = docs / "bad.pdf"
+    write(docs, "good.md", "good words")
+    bad.write_bytes(b"%PDF-1.7 this is not really a pdf")
+    report = rag.ingest(docs, tenant="beta", acl=["hr"], metadata={"team": "people"})
+    assert [Path(f.document).name for f in report.failed] == ["bad.pdf"]
+    rec = rag.store.get_record(bad.resolve().as_posix())
+    assert rec is not None and rec.status is DocumentStatus.FAILED
+    assert (rec.tenant, rec.acl, rec.source_root) == ("beta", ("hr",), docs.resolve().as_posix())
+    assert rec.metadata["team"] == "people"
+    assert not Identity().can_see(rec.tenant, rec.acl) and Identity("beta", ("hr",)).can_see(rec.tenant, rec.acl)
+    assert [f["tenant"] for f in rag.status()["failed_documents"]] == ["beta"]
+    rag.ingest(docs, tenant="beta", acl=["hr"], metadata={"team": "people"})  # failing again: same access
+    rec = rag.store.get_record(bad.resolve().as_posix())
+    assert rec is not None and (rec.tenant, rec.acl, rec.metadata["_attempts"]) == ("beta", ("hr",), 2)
+
+    bad.write_text("the repaired hiring plan", encoding="utf-8")  # .pdf name, text bytes: detected as text
+    retried = rag.retry_failed()
+    assert retried.added == 1 and rag.documents(status="failed") == []
+    rec = rag.store.get_record(bad.resolve().as_posix())
+    assert rec is not None and (rec.tenant, rec.acl, rec.source_root) == ("beta", ("hr",), docs.resolve().as_posix())
+    assert rec.metadata["team"] == "people"
+    assert rag.search("repaired hiring plan", identity=Identity()) == []
+    hits = rag.search("repaired hiring plan", identity=Identity("beta", ("hr",)))
+    assert hits and hits[0].document_id == bad.resolve().as_posix()
+
+
+def test_retry_failed_ingests_each_dead_letter_with_its_own_access(tmp_path: Path, rag: Rag) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for path in (a, b):
+        path.write_bytes(b"\x00\x01 broken")
+    rag.ingest(a, tenant="acme", acl=["hr"])
+    rag.ingest(b, tenant="globex")
+    a.write_text("alpha repaired", encoding="utf-8")
+    b.write_text("beta repaired", encoding="utf-8")
+    assert rag.retry_failed().added == 2
+    access = {Path(r.document_id).name: (r.status, r.tenant, r.acl) for r in rag.store.list_records()}
+    assert access == {
+        "a.txt": (DocumentStatus.INDEXED, "acme", ("hr",)),
+        "b.txt": (DocumentStatus.INDEXED, "globex", ("*",)),
+    }
+
+
+def test_a_failed_update_keeps_the_access_of_the_chunks_it_still_serves(tmp_path: Path, rag: Rag) -> None:
+    """Re-ingesting a document as another tenant that then fails to parse moves nothing: the kept chunks
+    and their record stay with their tenant and ACL; a tombstone's next failure takes the new access."""
+    from ragwright.model.identity import Identity
+
+    rag.ingest(BytesSource({"plan.md": b"the board plan"}), tenant="acme", acl=["board"])
+    report = rag.ingest(BytesSource({"plan.md": b"\x00\x01broken"}), tenant="globex")
+    assert len(report.failed) == 1
+    rec = rag.store.get_record("plan.md")
+    assert rec is not None and rec.status is DocumentStatus.FAILED and rec.chunk_count == 1
+    assert (rec.tenant, rec.acl) == ("acme", ("board",))
+    assert rag.search("board plan", identity=Identity("globex")) == []
+    assert rag.search("board plan", identity=Identity("acme", ("board",)))
+    rag.remove("plan.md")
+    rag.ingest(BytesSource({"plan.md": b"\x00\x01broken"}), tenant="globex", acl=["ops"])
+    rec = rag.store.get_record("plan.md")
+    assert rec is not None and (rec.status, rec.tenant, rec.acl) == (DocumentStatus.FAILED, "globex", ("ops",))
+
+
 def test_embedding_failure_is_isolated_per_document(tmp_path: Path) -> None:
     class Fragile(HashingEmbedder):
         def embed_documents(self, texts):  # type: ignore[no-untyped-def]

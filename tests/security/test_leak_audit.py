@@ -74,6 +74,50 @@ def test_the_audit_catches_an_arm_without_its_filter(tmp_path: Path, monkeypatch
     assert ("bm25" if arm == "keyword" else "dense") in leaking
 
 
+def _memory_rag() -> Rag:
+    return Rag(MemoryStore(), HashingEmbedder(max_tokens=24), parents=ParentOptions(chunk_size=120, overlap=10))
+
+
+def test_the_audit_covers_failed_documents_and_a_shared_source() -> None:
+    from ragwright.model.records import DocumentStatus
+
+    audit = LeakAudit(_memory_rag, queries_per_identity=4, identities=IDENTITIES[:3])
+    rag = _memory_rag()
+    audit.build(rag)
+    failed = {r.document_id: (r.tenant, r.acl) for r in rag.store.list_records(DocumentStatus.FAILED)}
+    assert sorted(failed) == ["acme-broken.pdf", "globex-broken.pdf", "initech-broken.pdf"]
+    assert all(access == audit.access[doc] for doc, access in failed.items())
+    shared = [d for d in audit.access if d.endswith("shared-handbook.md")]
+    assert len(shared) == 3 and {audit.access[d][0] for d in shared} == {"acme", "globex", "initech"}
+    report = audit.run()
+    assert report.by_mode["registry"] > 0 and report.leaks == 0, report.examples
+
+
+def test_the_audit_catches_a_dead_letter_outside_its_tenant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof the registry probe can fail: dead letters recorded as default|["*"] (issue 21 #1) are leaks."""
+    import dataclasses
+
+    from ragwright.ingest.pipeline import IngestPipeline
+
+    fail = IngestPipeline._fail
+
+    def escaped(self: IngestPipeline, attempt: object, *args: object) -> None:
+        public = dataclasses.replace(attempt, tenant="default", acl=("*",))  # type: ignore[type-var]
+        fail(self, public, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(IngestPipeline, "_fail", escaped)
+    report = LeakAudit(_memory_rag, queries_per_identity=4, identities=IDENTITIES[:3]).run()
+    assert report.leaks_by_mode["registry"] > 0
+    assert any("broken.pdf" in e for e in report.examples)
+
+
+def test_the_audit_catches_a_shared_source_takeover(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof the shared-source path can fail: without tenant-scoped ids, the second tenant takes the copy over."""
+    monkeypatch.setattr("ragwright.sources.scoped.tenant_document_id", lambda tenant, document_id: document_id)
+    report = LeakAudit(_memory_rag, queries_per_identity=4, identities=IDENTITIES[:3]).run()
+    assert report.leaks_by_mode["shared-source"] == 2  # globex's and initech's ingestion took acme's copy
+
+
 @pytest.mark.slow
 def test_leak_rate_is_zero_through_strategies_and_warm_caches(tmp_path: Path) -> None:
     """Tags, time weighting, deep research (a model proposing cross-tenant sub-queries), CRAG, adaptive

@@ -84,6 +84,40 @@ def assert_acl_changes_and_deletions_apply(rag: Rag, access: dict[str, tuple[str
         assert all(r.document_id != target for r in rag.search(query, top_k=40, identity=board, **overrides))
 
 
+def assert_dead_letters_keep_their_access(rag: Rag) -> None:
+    """A document that fails to parse keeps the tenant, ACL and metadata it was ingested with (issue 21 #1:
+    it was recorded as default|["*"]): its owner lists it, nobody else does. A failed update by another
+    tenant moves nothing: the record keeps the access of the chunks it still serves."""
+    from ragwright.model.records import DocumentStatus
+
+    def listed(identity: Identity) -> set[str]:
+        return {r.document_id for r in rag.store.list_records() if identity.can_see(r.tenant, r.acl)}
+
+    rag.ingest(BytesSource({"bad.pdf": b"%PDF-1.7 corrupt"}), tenant="beta", acl=["hr"], metadata={"team": "people"})
+    rec = rag.store.get_record("bad.pdf")
+    assert rec is not None and rec.status is DocumentStatus.FAILED
+    assert (rec.tenant, rec.acl, rec.metadata.get("team")) == ("beta", ("hr",), "people")
+    assert "bad.pdf" in listed(Identity("beta", ("hr",)))
+    for outsider in (Identity(), Identity("beta"), Identity("acme", ("hr",))):
+        assert "bad.pdf" not in listed(outsider)
+    rag.ingest(BytesSource({"kept.md": b"the kept merger plan"}), tenant="acme", acl=["board"])
+    rag.ingest(BytesSource({"kept.md": b"\x00\x01broken"}), tenant="globex")
+    rec = rag.store.get_record("kept.md")
+    assert rec is not None and rec.status is DocumentStatus.FAILED and rec.chunk_count >= 1
+    assert (rec.tenant, rec.acl) == ("acme", ("board",))
+    assert "kept.md" not in listed(Identity("globex"))
+    for overrides in MODES.values():
+        hits = rag.search("kept merger plan", identity=Identity("globex"), **overrides)
+        assert all(r.document_id != "kept.md" for r in hits)
+
+
+@pytest.mark.parametrize("make_store", [MemoryStore, "sqlite"], ids=["memory", "sqlite"])
+def test_dead_letters_keep_their_tenant_and_acl(make_store: object, tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db") if make_store == "sqlite" else MemoryStore()
+    with Rag(store, HashingEmbedder()) as rag:  # type: ignore[arg-type]
+        assert_dead_letters_keep_their_access(rag)
+
+
 @pytest.mark.parametrize("make_store", [MemoryStore, "sqlite"], ids=["memory", "sqlite"])
 def test_leak_rate_is_zero_across_modes(make_store: object, tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "s.db") if make_store == "sqlite" else MemoryStore()

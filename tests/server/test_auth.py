@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from ragwright.errors import ConfigError
 from ragwright.server import ServerConfig, hash_key
-from tests.server.conftest import KEY_A, KEY_B, KEY_FIN, KEY_RO, REFUNDS, SECRET, auth, upload
+from tests.server.conftest import KEY_A, KEY_B, KEY_FIN, KEY_RO, REFUNDS, SECRET, auth, keyed_config, upload
 
 DATA_ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/status", {}),
@@ -157,3 +157,74 @@ def test_server_config_validation(tmp_path: Path) -> None:
     assert ServerConfig.load(path).staging_dir == (tmp_path / "uploads").resolve()
     with pytest.raises(ConfigError, match="at least 16"):
         hash_key("short")
+
+
+BROKEN_PDF = b"%PDF-1.7 this is not really a pdf"
+KEY_DEFAULT = "default-tenant-key-0123456789"  # tenant default, no groups
+
+
+def _with_default_key(tmp_path: Path) -> dict[str, Any]:
+    config = keyed_config(tmp_path)
+    config["keys"].append({"hash": hash_key(KEY_DEFAULT), "tenant": "default"})
+    return config
+
+
+def test_a_failed_upload_stays_in_its_tenant(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
+    """Issue 21 #1: a document that failed to parse was recorded as default|["*"]: its owner could not see
+    it, and any default-tenant caller could list it and delete it, with the owner's uploaded file."""
+    c = make_client(_with_default_key(tmp_path))
+    report = upload(c, KEY_FIN, "broken.pdf", BROKEN_PDF)
+    assert report["added"] == 0 and len(report["failed"]) == 1
+    doc_id = report["document_ids"][0]
+    for outsider in (KEY_DEFAULT, KEY_B, KEY_A):  # another tenant, and the owner's tenant outside its group
+        assert c.get("/documents?status=failed", headers=auth(outsider)).json()["documents"] == []
+        assert c.get("/status", headers=auth(outsider)).json()["failed_documents"] == []
+        assert c.delete(f"/documents/{doc_id}", headers=auth(outsider)).status_code == 404
+        assert Path(doc_id).read_bytes() == BROKEN_PDF  # the owner's upload is still there
+    (mine,) = c.get("/documents?status=failed", headers=auth(KEY_FIN)).json()["documents"]
+    assert (mine["document_id"], mine["tenant"], mine["acl"]) == (doc_id, "acme", ["finance"])
+    assert [f["document"] for f in c.get("/status", headers=auth(KEY_FIN)).json()["failed_documents"]] == [doc_id]
+    assert c.delete(f"/documents/{doc_id}", headers=auth(KEY_FIN)).status_code == 200
+    assert not Path(doc_id).exists()
+
+
+def test_a_configured_source_gives_each_tenant_its_own_copy(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    """Issue 21 #2: when globex ingested {"source": "handbook"} after acme, acme's documents moved to globex,
+    which could then delete them."""
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave\n\nEmployees get 25 days of paid leave per year.\n")
+    (folder / "broken.pdf").write_bytes(BROKEN_PDF)
+    config = _with_default_key(tmp_path)
+    config["sources"] = {"handbook": str(folder)}
+    c = make_client(config)
+    first = c.post("/ingest", headers=auth(KEY_A), json={"source": "handbook"}).json()
+    assert (first["added"], len(first["failed"])) == (1, 1)
+    acme_docs = {d["document_id"]: d for d in c.get("/documents", headers=auth(KEY_A)).json()["documents"]}
+    for key in (KEY_B, KEY_DEFAULT):  # other tenants ingest the same source: their own copies
+        again = c.post("/ingest", headers=auth(key), json={"source": "handbook"}).json()
+        assert (again["added"], again["updated"], again["unchanged"], len(again["failed"])) == (1, 0, 0, 1)
+    assert {d["document_id"]: d for d in c.get("/documents", headers=auth(KEY_A)).json()["documents"]} == acme_docs
+    assert {d["tenant"] for d in acme_docs.values()} == {"acme"}
+    globex_ids = {d["document_id"] for d in c.get("/documents", headers=auth(KEY_B)).json()["documents"]}
+    assert len(globex_ids) == 2 and not globex_ids & set(acme_docs)
+    for doc_id in acme_docs:  # globex cannot delete acme's copy …
+        assert c.delete(f"/documents/{doc_id}", headers=auth(KEY_B)).status_code == 404
+    for doc_id in globex_ids:  # … and deleting its own leaves acme's alone
+        assert c.delete(f"/documents/{doc_id}", headers=auth(KEY_B)).status_code == 200
+    hits = c.post("/search", headers=auth(KEY_A), json={"query": "paid leave per year"}).json()["results"]
+    assert hits and hits[0]["document_id"] in acme_docs
+    assert c.post("/ingest", headers=auth(KEY_A), json={"source": "handbook"}).json()["unchanged"] == 1
+    assert (folder / "leave.md").exists() and (folder / "broken.pdf").exists()
+
+
+def test_an_upload_never_replaces_a_document_the_uploader_cannot_see(client: TestClient) -> None:
+    upload(client, KEY_FIN, "budget.md", b"# Budget\n\nThe 2027 budget is 4 million euros.\n")
+    one_file = [("files", ("budget.md", b"# Budget\n\nnothing to see", "text/markdown"))]
+    refused = client.post("/ingest", headers=auth(KEY_A), files=one_file)
+    assert refused.status_code == 409 and "cannot see" in refused.json()["error"]
+    (doc,) = [d for d in client.get("/documents", headers=auth(KEY_FIN)).json()["documents"] if d["title"] == "Budget"]
+    assert b"4 million" in Path(doc["document_id"]).read_bytes()
+    assert upload(client, KEY_FIN, "budget.md", b"# Budget\n\nThe 2027 budget is 5 million euros.\n")["updated"] == 1

@@ -67,3 +67,20 @@ def test_serve_runs_the_app_over_the_store(tmp_path: Path, monkeypatch: pytest.M
     assert seen["health"]["auth"] == "api_key" and seen["anonymous"] == 401
     assert seen["status"]["tenant"] == "acme" and seen["status"]["documents"] == 0
     assert store.exists()
+
+
+def test_allow_host_adds_names_the_server_answers_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, int] = {}
+
+    def fake_run(app: Any, host: str, port: int, **kwargs: Any) -> None:
+        with TestClient(app) as client:
+            for name in ("rag.lan", "rag.lan:8000", "localhost:8000", "evil.example"):
+                seen[name] = client.get("/documents", headers={"Host": name}).status_code
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    store = str(tmp_path / "store.db")
+    result = run("--embedder", "wordllama", "serve", "--store", store, "--allow-host", "rag.lan")
+    assert result.exit_code == 0, result.output
+    assert seen == {"rag.lan": 200, "rag.lan:8000": 200, "localhost:8000": 200, "evil.example": 400}
+    bad = run("serve", "--store", store, "--allow-host", "evil.example/path")
+    assert bad.exit_code == 2 and "allowed_hosts" in bad.stderr

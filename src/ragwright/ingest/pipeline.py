@@ -183,6 +183,17 @@ class IngestPipeline:
         doc_id = item.document_id
         stage = "read"
         previous = self.store.get_record(doc_id)
+        # What a failure records: this attempt's tenant, ACL, metadata and root (see _fail).
+        attempt = DocumentRecord(
+            doc_id,
+            item.uri,
+            "",
+            DocumentStatus.FAILED,
+            tenant=access[0],
+            acl=access[1],
+            source_root=root,
+            metadata=dict(user_meta),
+        )
         try:
             with report.timed("read"):
                 loaded = item.load()
@@ -237,7 +248,7 @@ class IngestPipeline:
             if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
-            self._fail(doc_id, item.uri, stage, exc, previous, report)
+            self._fail(attempt, stage, exc, previous, report)
             return []
         child_ids = [child.id for child, child_chunks in children if child_chunks]
         meta = {
@@ -318,20 +329,41 @@ class IngestPipeline:
 
     def _fail(
         self,
-        doc_id: str,
-        uri: str,
+        attempt: DocumentRecord,
         stage: str,
         exc: BaseException,
         previous: DocumentRecord | None,
         report: IngestReport,
     ) -> None:
+        """Record a failed document (a dead letter) and go on.
+
+        A dead letter carries the tenant, ACL, metadata and source root of the ingestion that failed
+        (*attempt*), so only the callers who may see that document see its failure, and a retry
+        ingests it with the same access. A failed *update* of a document that still has chunks keeps
+        the record of those chunks (their tenant and ACL): the failed attempt changes nothing about who
+        sees what.
+        """
+        doc_id = attempt.document_id
         reason = str(exc) or type(exc).__name__
         log.warning("ingest_failed: %s at %s: %s", doc_id, stage, reason)
         report.failed.append(IngestFailure(doc_id, stage, reason))
         now = time.time()
         kept = previous.chunk_count if previous and previous.status is not DocumentStatus.DELETED else 0
-        base = previous or DocumentRecord(doc_id, uri, "", DocumentStatus.FAILED, created_at=now)
-        attempts = int(base.metadata.get("_attempts", 0)) + 1 if base.status is DocumentStatus.FAILED else 1
+        if previous is not None and kept:
+            base = previous
+        else:
+            base = DocumentRecord(
+                doc_id,
+                attempt.source,
+                "",
+                DocumentStatus.FAILED,
+                tenant=attempt.tenant,
+                acl=attempt.acl,
+                source_root=attempt.source_root,
+                created_at=previous.created_at if previous is not None else now,
+                metadata=_user_metadata(attempt.metadata),
+            )
+        tries = previous.metadata.get("_attempts", 0) if previous and previous.status is DocumentStatus.FAILED else 0
         self.store.record(
             dataclasses.replace(
                 base,
@@ -340,7 +372,7 @@ class IngestPipeline:
                 reason=reason,
                 chunk_count=kept,
                 updated_at=now,
-                metadata={**base.metadata, "_attempts": attempts, "_error_type": type(exc).__name__},
+                metadata={**base.metadata, "_attempts": int(tries) + 1, "_error_type": type(exc).__name__},
             )
         )
 
@@ -356,14 +388,7 @@ class IngestPipeline:
             if len(pending) == 1:
                 p = pending[0]
                 exc = _last_error(lambda: self.embedder.embed_documents(texts))
-                self._fail(
-                    p.record.document_id,
-                    p.record.source,
-                    "embed",
-                    exc,
-                    self.store.get_record(p.record.document_id),
-                    report,
-                )
+                self._fail(p.record, "embed", exc, self.store.get_record(p.record.document_id), report)
                 return
             for p in pending:
                 self._flush([p], report)
@@ -376,14 +401,7 @@ class IngestPipeline:
                 with report.timed("index"):
                     self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n], p.parents)
             except RagwrightError as exc:
-                self._fail(
-                    p.record.document_id,
-                    p.record.source,
-                    "index",
-                    exc,
-                    self.store.get_record(p.record.document_id),
-                    report,
-                )
+                self._fail(p.record, "index", exc, self.store.get_record(p.record.document_id), report)
             else:
                 report.chunks += n
                 report.tokens_embedded += sum(self.embedder.count_tokens(c.text_for_embedding) for c in p.chunks)

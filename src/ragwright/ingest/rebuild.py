@@ -23,6 +23,7 @@ from ragwright.ingest.report import IngestReport
 from ragwright.model.document import Document
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.sources.base import SourceItem
+from ragwright.sources.scoped import scope_document, split_tenant_document_id
 from ragwright.stores.base import Store
 
 Snapshot = dict[str, DocumentRecord]
@@ -95,6 +96,9 @@ class _RebuildSource:
                         found = record_document(json.loads(line), source=rec.source)
                         if found.id == rec.document_id:
                             return found
+                        scoped = split_tenant_document_id(rec.document_id)  # a tenant's copy of the record
+                        if scoped is not None and scoped[1] == found.id:
+                            return scope_document(found, scoped[0])
                         break
         raise ParseError(f"no cached copy of the record {rec.document_id!r} and its source line is gone")
 

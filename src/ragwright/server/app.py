@@ -4,6 +4,8 @@ Routes: ``POST /ingest`` (multipart upload, or ``{"source": name}`` of a configu
 ``POST /search``, ``POST /ask`` (``Accept: text/event-stream`` → server-sent events), ``GET /documents``,
 ``DELETE /documents/{id}``, ``GET /status``, ``GET /health``; the page at ``/``; OpenAPI at
 ``/openapi.json``. Every error is ``{"error": "…"}`` with a 4xx status for a caller's mistake.
+Requests under a foreign ``Host`` (DNS rebinding) and, without keys, forged cross-site POSTs are refused
+before they are read (:mod:`ragwright.server.guard`).
 
 FastAPI and pydantic are imported inside :func:`build_app` (the ``server`` extra), so importing this
 module needs only the base install. This module does not use postponed annotations: FastAPI reads the
@@ -24,8 +26,9 @@ from ragwright._deps import require
 from ragwright.errors import ConfigError, LimitExceeded, MissingDependencyError, RagwrightError
 from ragwright.server.auth import AuthError, Caller, KeyRing, require_writer
 from ragwright.server.config import ServerConfig
+from ragwright.server.guard import HostPolicy, RequestGuard
 from ragwright.server.limits import BodyLimit, Saturated, WorkTimeout
-from ragwright.server.service import NotFound, Service, refuse_identity_keys, safe_file_name
+from ragwright.server.service import Conflict, NotFound, Service, refuse_identity_keys
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -128,6 +131,8 @@ def build_app(
         return (limits.max_upload_bytes, True) if path == "/ingest" else (limits.max_body_bytes, False)
 
     app.add_middleware(BodyLimit, limit_for=limit_for)
+    # Added last, so it runs first: a rebinding Host or a forged cross-site POST is refused unread.
+    app.add_middleware(RequestGuard, policy=HostPolicy.build(cfg.allowed_hosts, keyless=not keyring.required))
 
     # -- errors: always {"error": "..."} ------------------------------------------------------------------
     def error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -174,6 +179,7 @@ def build_app(
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(ConfigError, on_config)
     app.add_exception_handler(NotFound, on_status(404))
+    app.add_exception_handler(Conflict, on_status(409))
     app.add_exception_handler(LimitExceeded, on_status(413))
     app.add_exception_handler(Saturated, on_status(503))
     app.add_exception_handler(WorkTimeout, on_status(504))
@@ -308,8 +314,8 @@ def build_app(
                 raise ConfigError("no files in the upload: send them in the multipart field 'files'")
             refuse_identity_keys({k: None for k in form})
             acl = service.ingest_acl(caller, [a for a in form.getlist("acl") if isinstance(a, str)])
-            folder = service.staging_folder(caller)
-            paths = [await to_thread(_stage, upload, folder) for upload in uploads]
+            targets = await to_thread(service.upload_targets, caller, [u.filename for u in uploads])
+            paths = [await to_thread(_stage, upload, target) for upload, target in zip(uploads, targets, strict=True)]
         finally:
             await form.close()
         return await service.ingest_paths(caller, paths, acl)
@@ -333,10 +339,9 @@ def build_app(
     return app
 
 
-def _stage(upload: Any, folder: Path) -> Path:
-    """Copy one uploaded file into the staging folder (atomically: a partial file never replaces one)."""
-    target = folder / safe_file_name(upload.filename)
-    tmp = folder / f".{target.name}.{uuid.uuid4().hex}.part"
+def _stage(upload: Any, target: Path) -> Path:
+    """Copy one uploaded file to *target* in the staging folder (atomically: a partial file never replaces one)."""
+    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.part"
     try:
         with tmp.open("wb") as out:
             shutil.copyfileobj(upload.file, out, 1 << 20)

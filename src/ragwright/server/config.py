@@ -5,14 +5,17 @@ The config file is JSON::
     {"keys": [{"hash": "<sha256 hex of the key>", "tenant": "acme", "groups": ["finance"],
                "name": "alice", "read_only": false}],
      "sources": {"handbook": "/srv/docs/handbook"},
-     "limits": {"max_upload_bytes": 52428800, "max_concurrency": 4}}
+     "limits": {"max_upload_bytes": 52428800, "max_concurrency": 4},
+     "allowed_hosts": ["rag.example.com"]}
 
 Keys are never stored in clear: ``ragwright serve --hash-key KEY`` prints the hash to put in the file.
 With no keys the server is anonymous (public content of the default tenant) and binds to loopback only.
+``allowed_hosts`` names the hosts it may be reached under besides loopback (see :mod:`ragwright.server.guard`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -24,6 +27,7 @@ from typing import Any
 from ragwright.errors import ConfigError
 from ragwright.model.identity import Identity
 from ragwright.options import _OptionsBase, check_bool, check_float, check_int
+from ragwright.server.guard import HostPolicy
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -88,6 +92,9 @@ class ServerConfig:
     sources: Mapping[str, str] = field(default_factory=dict)
     limits: ServerLimits = field(default_factory=ServerLimits)
     staging_dir: Path | None = None
+    #: Extra names (``name``, ``name:port``; ``"*"``: any) the server answers to besides loopback and the
+    #: address it is bound to: see :mod:`ragwright.server.guard` (DNS rebinding).
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def auth_required(self) -> bool:
@@ -97,9 +104,10 @@ class ServerConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> ServerConfig:
         if not isinstance(data, Mapping):
             raise ConfigError("the server config must be a JSON object with 'keys', 'sources' and 'limits'")
-        unknown = sorted(set(data) - {"keys", "sources", "limits", "staging_dir"})
+        accepted = ("keys", "sources", "limits", "staging_dir", "allowed_hosts")
+        unknown = sorted(set(data) - set(accepted))
         if unknown:
-            raise ConfigError(f"unknown server config key(s) {unknown} (accepted: keys, sources, limits, staging_dir)")
+            raise ConfigError(f"unknown server config key(s) {unknown} (accepted: {', '.join(accepted)})")
         raw_keys = data.get("keys", [])
         if not isinstance(raw_keys, list):
             raise ConfigError("'keys' must be a list of {hash, tenant, groups} objects")
@@ -116,11 +124,16 @@ class ServerConfig:
         if not isinstance(limits, Mapping):
             raise ConfigError("'limits' must be an object (see ServerLimits)")
         staging = data.get("staging_dir")
+        hosts = data.get("allowed_hosts", [])
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            raise ConfigError("'allowed_hosts' must be a list of host names, e.g. [\"rag.example.com\"]")
+        HostPolicy.build(hosts, keyless=not keys)  # every entry must parse
         return cls(
             keys=keys,
             sources=dict(sources),
             limits=ServerLimits.from_dict(limits),
             staging_dir=Path(staging) if staging else None,
+            allowed_hosts=tuple(hosts),
         )
 
     @classmethod
@@ -134,7 +147,7 @@ class ServerConfig:
             raise ConfigError(f"the server config {p} is not valid JSON: {exc}") from exc
         config = cls.from_dict(data)
         if config.staging_dir is not None and not config.staging_dir.is_absolute():
-            config = cls(config.keys, config.sources, config.limits, (p.parent / config.staging_dir).resolve())
+            config = dataclasses.replace(config, staging_dir=(p.parent / config.staging_dir).resolve())
         return config
 
 

@@ -39,6 +39,10 @@ class NotFound(Exception):
     """An unknown (or invisible to this caller) document or source (→ 404)."""
 
 
+class Conflict(Exception):
+    """A write that would replace a document the caller cannot see (→ 409)."""
+
+
 def refuse_identity_keys(values: Mapping[str, Any]) -> None:
     named = sorted(IDENTITY_KEYS & set(values))
     if named:
@@ -222,6 +226,25 @@ class Service:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
+    def upload_targets(self, caller: Caller, names: Sequence[str | None]) -> list[Path]:
+        """Where *caller*'s uploads of these file names go. An upload replaces the document staged under
+        the same name in the tenant's folder, so one the caller cannot see (another group's) is refused:
+        a write never touches a document its writer cannot see."""
+        folder = self.staging_folder(caller)
+        targets = [folder / safe_file_name(name) for name in names]
+        for target in targets:
+            record = self.rag.store.get_record(target.resolve().as_posix())
+            if (
+                record is not None
+                and record.status is not DocumentStatus.DELETED
+                and not caller.identity.can_see(record.tenant, record.acl)
+            ):
+                raise Conflict(
+                    f"a document named {target.name!r} that you cannot see already exists in your tenant: "
+                    "upload the file under another name"
+                )
+        return targets
+
     async def ingest_paths(self, caller: Caller, paths: Sequence[Path], acl: list[str] | None) -> dict[str, Any]:
         from ragwright.sources import FileListSource
 
@@ -229,13 +252,17 @@ class Service:
         return {**report.to_dict(), "document_ids": [p.resolve().as_posix() for p in paths]}
 
     async def ingest_source(self, caller: Caller, name: str, acl: list[str] | None) -> dict[str, Any]:
-        from ragwright.sources import open_source
+        """Ingest a configured source into the caller's tenant, as that tenant's own copy: its document ids
+        are tenant-scoped (``@tenant:id``), so another tenant ingesting the same source never takes over,
+        changes or deletes this tenant's documents."""
+        from ragwright.sources import TenantScopedSource, open_source
 
         require_writer(caller)
         if name not in self.config.sources:
             known = ", ".join(sorted(self.config.sources)) or "none configured"
             raise NotFound(f"no configured source named {name!r} (sources: {known})")
-        report = await self._ingest(caller, open_source(self.config.sources[name]), acl)
+        source = TenantScopedSource(open_source(self.config.sources[name]), caller.identity.tenant)
+        report = await self._ingest(caller, source, acl)
         return report.to_dict()
 
     async def _ingest(self, caller: Caller, source: Any, acl: list[str] | None) -> IngestReport:

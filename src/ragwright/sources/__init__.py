@@ -4,6 +4,7 @@ from ragwright.sources.base import Source, SourceItem
 from ragwright.sources.filesystem import FileListSource, FolderSource
 from ragwright.sources.jsonl import JsonlSource
 from ragwright.sources.memory import BytesSource
+from ragwright.sources.scoped import TenantScopedSource
 from ragwright.sources.url import UrlSource
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "JsonlSource",
     "Source",
     "SourceItem",
+    "TenantScopedSource",
     "UrlSource",
     "open_source",
 ]

@@ -2,10 +2,13 @@
 
 import pytest
 
+from ragwright.rag import Rag
 from ragwright.stores.postgres import PostgresOptions, PostgresStore
+from ragwright.testing.doubles import HashingEmbedder
 from tests.security.test_leaks import (
     WORDS,
     assert_acl_changes_and_deletions_apply,
+    assert_dead_letters_keep_their_access,
     build,
     identities,
     probe,
@@ -31,6 +34,11 @@ def test_acl_changes_and_deletions_take_effect_everywhere(pg_dsn: str) -> None:
         assert_acl_changes_and_deletions_apply(rag, access)
     finally:
         rag.close()
+
+
+def test_dead_letters_keep_their_tenant_and_acl(pg_dsn: str) -> None:
+    with Rag(PostgresStore(pg_dsn), HashingEmbedder()) as rag:
+        assert_dead_letters_keep_their_access(rag)
 
 
 def test_removing_the_keyword_arm_filter_is_caught(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:

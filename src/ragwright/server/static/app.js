@@ -13,7 +13,8 @@ let answerSources = [];
 let answerDocuments = {};
 
 function headers(extra) {
-  const h = Object.assign({}, extra || {});
+  // X-Requested-With: the server refuses key-less POSTs without it or JSON (cross-site request forgery).
+  const h = Object.assign({ "X-Requested-With": "ragwright" }, extra || {});
   const key = $("api-key").value.trim();
   if (key) h["Authorization"] = "Bearer " + key;
   return h;

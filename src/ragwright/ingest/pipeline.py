@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
+from ragwright.ingest.changes import children_intact, reconcile
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
 from ragwright.model.chunk import Chunk
@@ -165,7 +166,8 @@ class IngestPipeline:
             stop.set()
             producer.join()
         if source.root is not None and (self.options.delete_missing if sync is None else sync):
-            self._reconcile(source.root, listed, report)
+            with report.timed("delete"):
+                report.deleted += reconcile(self.store, source.root, listed)
         backfill_sparse(self.store, self.sparse_encoder)  # chunks written before the encoder was configured
         self.store.prune_staging()
         report.seconds = time.perf_counter() - started
@@ -233,6 +235,7 @@ class IngestPipeline:
                 and previous.pipeline_key() == record.pipeline_key()
                 and (previous.tenant, previous.acl) == access
                 and _user_metadata(previous.metadata) == record.metadata
+                and children_intact(self.store, previous)
             ):
                 report.unchanged += 1
                 return []
@@ -417,17 +420,6 @@ class IngestPipeline:
                 hook(written)
             except Exception as exc:  # an optional stage never fails ingestion
                 log.warning("ingest_hook_failed: %s: %s", getattr(hook, "__qualname__", type(hook).__name__), exc)
-
-    def _reconcile(self, root: str, listed: set[str], report: IngestReport) -> None:
-        with report.timed("delete"):
-            for rec in self.store.list_records():
-                if (
-                    rec.source_root == root
-                    and rec.document_id not in listed
-                    and rec.status is not DocumentStatus.DELETED
-                ):
-                    self.store.remove_document(rec.document_id)
-                    report.deleted += 1
 
 
 def _user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:

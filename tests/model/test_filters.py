@@ -1,6 +1,6 @@
 import pytest
 
-from ragwright.model.filters import And, Compare, Eq, Exists, In, Not, Or, all_of, as_filter, matches
+from ragwright.model.filters import And, Compare, Eq, Exists, In, Not, Or, all_of, as_filter, filter_size, matches
 
 
 def test_mapping_is_and_of_equalities() -> None:
@@ -45,3 +45,9 @@ def test_all_of_skips_none() -> None:
 def test_invalid_filters_are_refused(build: object) -> None:
     with pytest.raises(ValueError):
         build()  # type: ignore[operator]
+
+
+def test_filter_size_counts_every_comparison() -> None:
+    assert filter_size(None) == 0
+    assert filter_size(as_filter({"a": 1, "b": [1, 2, 3]})) == 4
+    assert filter_size(Or((Not(Exists("a")), And((Compare("n", "gt", 1), In("k", ("x", "y"))))))) == 4

@@ -171,9 +171,34 @@ def test_status_counts_what_the_caller_can_see(client: TestClient) -> None:
     status = client.get("/status", headers=auth(KEY_A)).json()
     assert status["documents"] == 1 and status["indexed"] == 1 and status["tenant"] == "acme"
     assert status["chunks"] >= 1 and status["embedding_model"] == "test/hashing"
-    assert status["ledger"]["ingests"] == 2 and status["ledger"]["documents_added"] == 2
+    assert status["ledger"]["ingests"] == 1 and status["ledger"]["documents_added"] == 1  # acme's, not globex's
     client.post("/search", headers=auth(KEY_A), json={"query": "refund"})
-    assert client.get("/status", headers=auth(KEY_B)).json()["ledger"]["searches"] == 1
+    assert client.get("/status", headers=auth(KEY_A)).json()["ledger"]["searches"] == 1
+    other = client.get("/status", headers=auth(KEY_B)).json()["ledger"]  # globex sees none of acme's work
+    assert other.get("searches", 0) == 0 and other["ingests"] == 1 and other["busy_rejections"] == 0
+
+
+def test_an_oversized_metadata_filter_is_a_400(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
+    from ragwright import Rag, RagOptions
+    from ragwright.stores.sqlite import SqliteStore
+    from ragwright.testing.doubles import HashingEmbedder
+
+    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(), rag_options=RagOptions(use_hybrid_search=True))
+    c = make_client(keyed_config(tmp_path, max_filter_terms=512), rag=rag)
+    upload(c, KEY_A, "refunds.md", REFUNDS)
+    cases = {
+        "a long list": {"k": list(range(40_000))},
+        "many keys": {f"k{i}": i for i in range(5_000)},
+        "just over": {"k": list(range(500)), **{f"k{i}": i for i in range(13)}},
+    }
+    for name, flt in cases.items():
+        for route, body in (("/search", {"query": "refund"}), ("/ask", {"question": "refund?"})):
+            response = c.post(route, headers=auth(KEY_A), json={**body, "options": {"metadata_filter": flt}})
+            assert response.status_code == 400, (name, route, response.text)
+            assert "metadata_filter" in response.json()["error"] and response.json()["field"] == "metadata_filter"
+    largest = {"k": list(range(500)), **{f"k{i}": i for i in range(12)}}  # the limit itself works on SQLite
+    ok = c.post("/search", headers=auth(KEY_A), json={"query": "refund", "options": {"metadata_filter": largest}})
+    assert ok.status_code == 200, ok.text
 
 
 def test_openapi_lists_every_route(client: TestClient) -> None:

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragwright.server.limits import Saturated, WorkLimiter, WorkTimeout
-from tests.server.conftest import KEY_A, auth, keyed_config, make_rag
+from tests.server.conftest import KEY_A, KEY_B, auth, keyed_config, make_rag
 
 
 def _limited(make_client: Callable[..., TestClient], tmp_path: Path, **limits: Any) -> TestClient:
@@ -106,6 +106,7 @@ def test_saturated_server_answers_503(make_client: Callable[..., TestClient], tm
         worker.join(30)
     assert first["r"].status_code == 200
     assert c.get("/status", headers=auth(KEY_A)).json()["ledger"]["busy_rejections"] == 1
+    assert c.get("/status", headers=auth(KEY_B)).json()["ledger"]["busy_rejections"] == 0  # acme's, not globex's
 
 
 def test_slow_work_times_out_with_504(make_client: Callable[..., TestClient], tmp_path: Path) -> None:

@@ -119,6 +119,20 @@ def as_filter(value: FilterLike) -> Filter | None:
     raise TypeError(f"a metadata filter must be a mapping or a filter, got {type(value).__name__}")
 
 
+def filter_size(flt: Filter | None) -> int:
+    """The number of leaf comparisons in *flt* (an ``In`` counts one per value): what a backend's
+    translation grows with (SQLite refuses an expression tree deeper than 1000)."""
+    if flt is None:
+        return 0
+    if isinstance(flt, In):
+        return len(flt.values)
+    if isinstance(flt, And | Or):
+        return sum(filter_size(c) for c in flt.clauses)
+    if isinstance(flt, Not):
+        return filter_size(flt.clause)
+    return 1
+
+
 def _compare(stored: Any, op: CompareOp, value: Any) -> bool:
     if kind_of(stored) != kind_of(value):
         return False

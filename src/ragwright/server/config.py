@@ -31,6 +31,8 @@ from ragwright.server.guard import HostPolicy
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+#: The largest ``max_filter_terms`` a server may allow (SQLite refuses expression trees deeper than 1000).
+MAX_FILTER_TERMS = 512
 
 
 def hash_key(key: str) -> str:
@@ -51,6 +53,8 @@ class ServerLimits(_OptionsBase):
     * ``max_body_bytes``: largest JSON request body; ``max_upload_bytes``: largest multipart upload
       (counted while it streams in, refused with 413 as soon as it is exceeded);
     * ``max_files``: files per upload; ``max_top_k``: largest ``top_k`` a caller may ask for;
+    * ``max_filter_terms``: most comparisons in a request's ``metadata_filter`` (a list value counts one
+      per item; at most 512, within what every store's SQL translation accepts): a larger one is a 400;
     * ``max_concurrency``: embedding/LLM requests running at once; a request waits at most
       ``queue_timeout_s`` for a slot, then gets 503; ``request_timeout_s`` bounds a search or an answer
       (504), ``ingest_timeout_s`` an ingestion.
@@ -61,6 +65,7 @@ class ServerLimits(_OptionsBase):
     max_files: int = 20
     max_top_k: int = 100
     max_query_chars: int = 4000
+    max_filter_terms: int = 256
     max_concurrency: int = 4
     queue_timeout_s: float = 10.0
     request_timeout_s: float = 120.0
@@ -69,6 +74,9 @@ class ServerLimits(_OptionsBase):
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_upload_bytes", "max_files", "max_top_k", "max_query_chars"):
             check_int(name, getattr(self, name), minimum=1)
+        check_int("max_filter_terms", self.max_filter_terms, minimum=1)
+        if self.max_filter_terms > MAX_FILTER_TERMS:
+            raise ConfigError.invalid("max_filter_terms", self.max_filter_terms, f"an integer <= {MAX_FILTER_TERMS}")
         check_int("max_concurrency", self.max_concurrency, minimum=1)
         check_float("queue_timeout_s", self.queue_timeout_s, lo=0.0)
         check_float("request_timeout_s", self.request_timeout_s, lo=0.0, lo_open=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 Scope = MutableMapping[str, Any]
@@ -126,6 +127,9 @@ class WorkLimiter:
         self.request_timeout_s = request_timeout_s
         self.active = 0
         self.rejected = 0
+        #: The same two counts per owner (the caller's tenant): what ``GET /status`` shows a caller.
+        self.active_by: Counter[str] = Counter()
+        self.rejected_by: Counter[str] = Counter()
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -136,31 +140,38 @@ class WorkLimiter:
         return self._sem
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold one work slot; :class:`Saturated` when none frees up within the queue timeout."""
+    async def slot(self, owner: str = "") -> AsyncIterator[None]:
+        """Hold one work slot for *owner*; :class:`Saturated` when none frees up within the queue timeout."""
         sem = self._semaphore()
         if sem.locked() and self.queue_timeout_s <= 0:
-            self.rejected += 1
-            raise Saturated(self._busy_message())
+            self._reject(owner)
         try:
             await asyncio.wait_for(sem.acquire(), timeout=self.queue_timeout_s or None)
         except TimeoutError:
-            self.rejected += 1
-            raise Saturated(self._busy_message()) from None
+            self._reject(owner)
         self.active += 1
+        self.active_by[owner] += 1
         try:
             yield
         finally:
             self.active -= 1
+            self.active_by[owner] -= 1
+            if not self.active_by[owner]:
+                del self.active_by[owner]
             sem.release()
 
-    async def run(self, work: Callable[[], Awaitable[T]], timeout_s: float | None = None) -> T:
-        """Run ``work()`` in a slot, within *timeout_s* (default: the request timeout).
+    def _reject(self, owner: str) -> NoReturn:
+        self.rejected += 1
+        self.rejected_by[owner] += 1
+        raise Saturated(self._busy_message()) from None
+
+    async def run(self, work: Callable[[], Awaitable[T]], timeout_s: float | None = None, *, owner: str = "") -> T:
+        """Run ``work()`` in a slot of *owner*, within *timeout_s* (default: the request timeout).
 
         *work* is a factory so nothing starts (and no coroutine is left unawaited) when no slot frees up.
         """
         limit = timeout_s if timeout_s is not None else self.request_timeout_s
-        async with self.slot():
+        async with self.slot(owner):
             try:
                 return await asyncio.wait_for(work(), timeout=limit)
             except TimeoutError:

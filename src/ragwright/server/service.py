@@ -12,7 +12,7 @@ import inspect
 import logging
 import re
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ragwright._sync import to_thread
 from ragwright.errors import ConfigError
 from ragwright.ingest import IngestReport
+from ragwright.model.filters import as_filter, filter_size
 from ragwright.model.identity import PUBLIC
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
@@ -49,8 +50,9 @@ def refuse_identity_keys(values: Mapping[str, Any]) -> None:
         raise AuthError(403, f"{', '.join(named)} cannot be set in a request: tenant and groups come from your API key")
 
 
-def options_from_json(base: Any, raw: Any, max_top_k: int) -> Any:
-    """*base* (RetrievalOptions or RagOptions) with the JSON overrides in *raw*, validated."""
+def options_from_json(base: Any, raw: Any, max_top_k: int, max_filter_terms: int = 256) -> Any:
+    """*base* (RetrievalOptions or RagOptions) with the JSON overrides in *raw*, validated; a
+    ``metadata_filter`` of more than *max_filter_terms* comparisons is refused (400, not a store error)."""
     if raw is None:
         return base
     if not isinstance(raw, Mapping):
@@ -62,6 +64,13 @@ def options_from_json(base: Any, raw: Any, max_top_k: int) -> Any:
     if isinstance(values.get("ensemble"), Mapping):
         values["ensemble"] = EnsembleOptions.from_dict(values["ensemble"])
     options = base.merged(**values)
+    terms = filter_size(as_filter(options.metadata_filter))
+    if terms > max_filter_terms:
+        raise ConfigError(
+            f"metadata_filter has {terms} comparisons (a list value counts one per item); "
+            f"this server accepts at most {max_filter_terms}",
+            field="metadata_filter",
+        )
     if options.top_k > max_top_k:
         raise ConfigError.invalid("top_k", options.top_k, f"an integer <= {max_top_k} on this server")
     for name in ("candidate_count", "mmr_candidate_count"):
@@ -89,29 +98,38 @@ class Service:
         self.limiter = WorkLimiter(
             self.limits.max_concurrency, self.limits.queue_timeout_s, self.limits.request_timeout_s
         )
-        self.ledger: Counter[str] = Counter()
+        #: Work done, per tenant: a caller's ``GET /status`` shows its own tenant's counts only.
+        self.ledgers: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self.started = time.time()
         self._ingest_lock: asyncio.Lock | None = None
         self._ingest_loop: asyncio.AbstractEventLoop | None = None
 
     # -- options -----------------------------------------------------------------------------------------
     def retrieval_options(self, raw: Any) -> RetrievalOptions:
-        return options_from_json(self.rag.retrieval_options, raw, self.limits.max_top_k)  # type: ignore[no-any-return]
+        return options_from_json(  # type: ignore[no-any-return]
+            self.rag.retrieval_options, raw, self.limits.max_top_k, self.limits.max_filter_terms
+        )
 
     def rag_options(self, raw: Any) -> RagOptions:
-        return options_from_json(self.rag.rag_options, raw, self.limits.max_top_k)  # type: ignore[no-any-return]
+        return options_from_json(  # type: ignore[no-any-return]
+            self.rag.rag_options, raw, self.limits.max_top_k, self.limits.max_filter_terms
+        )
 
     # -- retrieval and answers ---------------------------------------------------------------------------
     async def search(self, caller: Caller, query: str, raw_options: Any) -> dict[str, Any]:
         options = self.retrieval_options(raw_options)
-        results = await self.limiter.run(lambda: self.rag.asearch(query, options, identity=caller.identity))
-        self.ledger["searches"] += 1
+        results = await self.limiter.run(
+            lambda: self.rag.asearch(query, options, identity=caller.identity), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["searches"] += 1
         return {"results": [r.to_dict() for r in results], "documents": await to_thread(self.titles, results)}
 
     async def ask(self, caller: Caller, question: str, raw_options: Any) -> dict[str, Any]:
         options = self.rag_options(raw_options)
-        response = await self.limiter.run(lambda: self.rag.aask(question, options, identity=caller.identity))
-        self.ledger["answers"] += 1
+        response = await self.limiter.run(
+            lambda: self.rag.aask(question, options, identity=caller.identity), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["answers"] += 1
         return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
 
     async def ask_events(self, caller: Caller, question: str, raw_options: Any) -> AnswerEvents:
@@ -122,14 +140,14 @@ class Service:
         """
         options = self.rag_options(raw_options)
         deadline = time.monotonic() + self.limits.request_timeout_s
-        slot = self.limiter.slot()
+        slot = self.limiter.slot(caller.identity.tenant)
         await slot.__aenter__()
         try:
             stream = await self._start_stream(question, options, caller, deadline)
         except BaseException:
             await slot.__aexit__(None, None, None)
             raise
-        return AnswerEvents(self, stream, slot, deadline)
+        return AnswerEvents(self, self.ledger(caller), stream, slot, deadline)
 
     async def _start_stream(self, question: str, options: RagOptions, caller: Caller, deadline: float) -> Any:
         start = getattr(self.rag, "aask_stream", None)
@@ -179,12 +197,18 @@ class Service:
             raise NotFound(f"no document with id {document_id!r} (GET /documents lists yours)")
         removed = self.rag.remove(document_id)
         self._unstage(document_id)
-        self.ledger["documents_removed"] += 1
+        self.ledger(caller)["documents_removed"] += 1
         return {"document_id": document_id, "chunks_removed": removed}
 
+    def ledger(self, caller: Caller) -> Counter[str]:
+        """The counts of work done for *caller*'s tenant."""
+        return self.ledgers[caller.identity.tenant]
+
     def status(self, caller: Caller) -> dict[str, Any]:
-        """Registry counts of the documents this caller can see, and the server's ledger."""
+        """Registry counts of the documents this caller can see, and its tenant's ledger: the work done,
+        running and refused as busy for that tenant (never another tenant's activity)."""
         records = self.visible_records(caller)
+        tenant = caller.identity.tenant
         counts = {s.value: sum(1 for r in records if r.status is s) for s in DocumentStatus}
         return {
             "documents": counts["indexed"],
@@ -199,9 +223,9 @@ class Service:
             "tenant": caller.identity.tenant,
             "groups": list(caller.identity.groups),
             "ledger": {
-                **dict(sorted(self.ledger.items())),
-                "busy_rejections": self.limiter.rejected,
-                "running": self.limiter.active,
+                **dict(sorted(self.ledger(caller).items())),
+                "busy_rejections": self.limiter.rejected_by[tenant],
+                "running": self.limiter.active_by[tenant],
                 "uptime_s": round(time.time() - self.started, 1),
             },
         }
@@ -271,13 +295,15 @@ class Service:
             report = await self.limiter.run(
                 lambda: self.rag.aingest(source, tenant=caller.identity.tenant, acl=acl),
                 self.limits.ingest_timeout_s,
+                owner=caller.identity.tenant,
             )
-        self.ledger["ingests"] += 1
-        self.ledger["documents_added"] += report.added
-        self.ledger["documents_updated"] += report.updated
-        self.ledger["documents_failed"] += len(report.failed)
-        self.ledger["chunks_indexed"] += report.chunks
-        self.ledger["tokens_embedded"] += report.tokens_embedded
+        ledger = self.ledger(caller)
+        ledger["ingests"] += 1
+        ledger["documents_added"] += report.added
+        ledger["documents_updated"] += report.updated
+        ledger["documents_failed"] += len(report.failed)
+        ledger["chunks_indexed"] += report.chunks
+        ledger["tokens_embedded"] += report.tokens_embedded
         return report
 
     def _lock(self) -> asyncio.Lock:
@@ -298,8 +324,9 @@ class Service:
 class AnswerEvents:
     """The events of one streamed answer; :meth:`release` frees its work slot (idempotent)."""
 
-    def __init__(self, service: Service, stream: Any, slot: Any, deadline: float) -> None:
-        self.service, self.stream, self.slot, self.deadline = service, stream, slot, deadline
+    def __init__(self, service: Service, ledger: Counter[str], stream: Any, slot: Any, deadline: float) -> None:
+        self.service, self.ledger = service, ledger
+        self.stream, self.slot, self.deadline = stream, slot, deadline
         self._released = False
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, Any]]:
@@ -312,7 +339,7 @@ class AnswerEvents:
                     break
                 yield "token", delta
             response: RagResponse = self.stream.response
-            self.service.ledger["answers"] += 1
+            self.ledger["answers"] += 1
             full = response.to_dict()
             titles = await to_thread(self.service.titles, response.sources)
             yield "sources", {"sources": full["sources"], "documents": titles}

@@ -235,3 +235,60 @@ def test_a_failed_document_keeps_the_tenant_and_groups_it_was_ingested_with(tmp_
     assert len(retried["failed"]) == 1
     (again,) = as_json(*flags, "status")["failed_documents"]
     assert (again["tenant"], again["acl"], again["attempts"]) == ("beta", ["hr"], 2)
+
+
+def test_raw_newlines_and_controls_from_documents_never_break_the_output(tmp_path: Path) -> None:
+    """Issue 21 item 11: a file name, a heading or a failure reason carrying newlines or escapes."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "evil\nname.md").write_text(
+        "# Refund\rpolicy\u2028forged\n\nRefunds are granted within 30 days.\n2. [rrf 9.9] injected\n",
+        encoding="utf-8",
+    )
+    (docs / "bad\n  failed: forged.md").write_bytes(b"\x00\x01 not text")
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    outputs = [
+        run(*flags, "ingest", str(docs))[1],
+        run(*flags, "search", "refund 30 days")[1],
+        run(*flags, "ask", "When are refunds granted?")[1],
+        run(*flags, "status", "--documents", "indexed")[1],
+    ]
+    for out in outputs:
+        for line in out.splitlines():
+            assert not line.startswith(("name.md", "policy", "forged", "  failed: forged", "2. [rrf 9.9]")), out
+            assert "\x1b" not in line and "\u2028" not in line and "\r" not in line
+    assert "evil\\nname.md > Refund" in outputs[1] and "evil\\nname.md" in outputs[2]
+    assert "bad\\n  failed: forged.md" in outputs[0] and "bad\\n  failed: forged.md" in outputs[3]
+
+
+def test_symlinks_outside_the_folder_are_skipped_unless_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("the outside secret", encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "in.md").write_text("inside text", encoding="utf-8")
+    (docs / "out.md").symlink_to(outside)
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    _, out, _ = run(*flags, "ingest", str(docs))
+    assert "added 1," in out and "skipped:" in out and "out.md" in out and "--follow-symlinks" in out
+    report = as_json(*flags, "ingest", "--follow-symlinks", str(docs))
+    assert report["added"] == 1 and report["skipped"] == []
+
+
+def test_a_schema_upgrade_says_where_the_backup_is(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = tmp_path / "s.db"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("some text", encoding="utf-8")
+    run("--store", str(store), "--embedder", "wordllama", "ingest", str(docs))
+    conn = sqlite3.connect(store)
+    conn.executescript(
+        "DROP TABLE collections; DROP TABLE aliases; UPDATE rag_metadata SET value = '1' WHERE key = 'schema_version';"
+    )
+    conn.close()
+    _, _, err = run("--store", str(store), "--embedder", "wordllama", "status")
+    assert "upgraded" in err and f"{store}.bak-v1" in err and Path(f"{store}.bak-v1").is_file()
+    _, _, err = run("--store", str(store), "--embedder", "wordllama", "status")
+    assert "upgraded" not in err

@@ -13,7 +13,15 @@ from typing import Any
 import click
 
 from ragwright.cli_common import DEFAULT_STORE, MODES, State, caller, command, parse_filters, split_groups
-from ragwright.cli_output import print_ingest, print_prompt, print_results, print_sources
+from ragwright.cli_output import (
+    flat,
+    one_line,
+    print_ingest,
+    print_prompt,
+    print_results,
+    print_sources,
+    safe_text,
+)
 from ragwright.errors import ConfigError
 
 
@@ -124,6 +132,9 @@ def main(
 @click.option("--sync", is_flag=True, help="Also remove documents that disappeared from the given folders/corpora.")
 @click.option("--retry-failed", is_flag=True, help="Ingest again the documents that failed before.")
 @click.option("--allow-http", is_flag=True, help="Allow http(s):// URLs among PATHS (fetched, size- and time-bounded).")
+@click.option(
+    "--follow-symlinks", is_flag=True, help="Follow a folder's links to files outside it (refused by default)."
+)
 @command
 def ingest(
     state: State,
@@ -135,6 +146,7 @@ def ingest(
     sync: bool,
     retry_failed: bool,
     allow_http: bool,
+    follow_symlinks: bool,
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped)."""
     from ragwright.ingest import IngestReport
@@ -142,7 +154,8 @@ def ingest(
 
     if not paths and not retry_failed:
         raise ConfigError("nothing to ingest: give at least one file or folder (or --retry-failed)")
-    sources = [open_source(p, allow_http=allow_http) for p in paths]  # refuse a bad path before any write
+    # Refuse a bad path before any write.
+    sources = [open_source(p, allow_http=allow_http, follow_symlinks=follow_symlinks) for p in paths]
     with state.open(must_exist=retry_failed and not paths) as rag:
         report = IngestReport()
         if sources:
@@ -244,7 +257,7 @@ def ask(
         else:
             stream = rag.ask_stream(question, options, identity=caller(tenant, groups))
             for delta in stream:
-                click.echo(delta, nl=False)
+                click.echo(safe_text(delta), nl=False)
             click.echo()
             response = stream.response
     payload = response.to_dict()
@@ -280,11 +293,14 @@ def status(state: State, model: str | None, list_status: str | None, check: bool
             f"{info['failed']} failed, {info['deleted']} deleted; model {info['embedding_model']}"
         )
         for f in info["failed_documents"]:
-            click.echo(f"  failed: {f['document']} [{f['stage']}] {f['reason']} ({_access(f['tenant'], f['acl'])})")
+            access = _access(f["tenant"], f["acl"])
+            click.echo(f"  failed: {one_line(f['document'])} [{f['stage']}] {flat(f['reason'])} ({one_line(access)})")
         for r in info.get("matching_documents", []):
-            click.echo(f"  {r['status']}: {r['document_id']} ({r['chunk_count']} chunks, {r['embedding_model']})")
+            click.echo(
+                f"  {r['status']}: {one_line(r['document_id'])} ({r['chunk_count']} chunks, {r['embedding_model']})"
+            )
         if check:
-            click.echo("integrity: " + ("ok" if not info["problems"] else "; ".join(info["problems"])))
+            click.echo("integrity: " + ("ok" if not info["problems"] else flat("; ".join(info["problems"]))))
 
     state.emit(info, human)
     if check and info["problems"]:
@@ -310,7 +326,7 @@ def acl(state: State, document_id: str, groups: tuple[str, ...], public: bool, t
         updated = rag.update_acl(document_id, groups=None if public else list(groups), tenant=tenant)
     state.emit(
         {"document_id": document_id, "chunks_updated": updated},
-        lambda: click.echo(f"{document_id}: access updated on {updated} chunks"),
+        lambda: click.echo(f"{one_line(document_id)}: access updated on {updated} chunks"),
     )
 
 
@@ -323,7 +339,7 @@ def remove(state: State, document_id: str) -> None:
         removed = rag.remove(document_id)
     state.emit(
         {"document_id": document_id, "chunks_removed": removed},
-        lambda: click.echo(f"removed {document_id} ({removed} chunks)"),
+        lambda: click.echo(f"removed {one_line(document_id)} ({removed} chunks)"),
     )
 
 

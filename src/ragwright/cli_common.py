@@ -74,6 +74,12 @@ class State:
             from ragwright.stores.sqlite import SqliteStore
 
             store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
+            if store.upgrade_backup is not None:
+                click.echo(
+                    f"note: the store {self.store} was upgraded to a new schema; the old file is backed up at "
+                    f"{store.upgrade_backup}",
+                    err=True,
+                )
         spec = self.embedder or spec_for(store.embedding_model)
         try:
             return Rag(

@@ -1,10 +1,42 @@
-"""Human-readable output of the ``ragwright`` command (``--json`` output is built in ``cli.py``)."""
+"""Human-readable output of the ``ragwright`` command (``--json`` output is built in ``cli.py``).
+
+Every value that comes from a document or a source (ids, titles, sections, text, failure reasons) is
+printed through :func:`one_line` (or :func:`safe_text` for answers): a raw newline, carriage return or
+terminal escape in a file name, a heading or a document's text never starts a line of its own or
+drives the terminal, so it cannot forge a result, a source line or a status.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
+
+#: Line breaks and separators of every kind, C0/C1 controls, and bidi overrides (they reorder a line).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def one_line(value: object) -> str:
+    """*value* as one printable line: every control, line separator and bidi override is escaped
+    (``\\n``, ``\\x1b``, ``\\u2028``), so an id stays recognisable and never breaks the output."""
+    return _UNSAFE.sub(_escape, str(value))
+
+
+def flat(text: object) -> str:
+    """Document text on one line: whitespace (newlines included) collapsed, other controls escaped."""
+    return one_line(" ".join(str(text).split()))
+
+
+def safe_text(text: object) -> str:
+    """An answer as printed: newlines kept (paragraphs, lists), every other control escaped."""
+    return "\n".join(one_line(line) for line in str(text).replace("\r\n", "\n").split("\n"))
 
 
 def print_ingest(report: Any) -> None:
@@ -13,27 +45,29 @@ def print_ingest(report: Any) -> None:
         f"deleted {report.deleted}, failed {len(report.failed)}; {report.chunks} chunks in {report.seconds:.1f}s"
     )
     for f in report.failed:
-        click.echo(f"  failed: {f.document} [{f.stage}] {f.reason}")
+        click.echo(f"  failed: {one_line(f.document)} [{f.stage}] {flat(f.reason)}")
+    for f in report.skipped:
+        click.echo(f"  skipped: {one_line(f.document)}: {flat(f.reason)}")
 
 
 def print_results(results: list[Any]) -> None:
     if not results:
         click.echo("no results")
     for n, r in enumerate(results, start=1):
-        where = f" > {r.chunk.section}" if r.chunk.section else ""
+        where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
         evidence = ", ".join(f"{arm} #{hit.rank} {hit.score:.3f}" for arm, hit in r.arms.items())
         score = f"{r.fusion} {r.score:.4f}" if r.fusion else f"{r.score:.3f}"
-        click.echo(f"{n}. [{score}; {evidence}] {r.document_id}{where}")
-        click.echo("   " + " ".join(r.chunk.text.split())[:300])
+        click.echo(f"{n}. [{score}; {evidence}] {one_line(r.document_id)}{where}")
+        click.echo("   " + flat(r.chunk.text)[:300])
 
 
 def print_answer(response: Any) -> None:
-    click.echo(response.answer)
+    click.echo(safe_text(response.answer))
     cited = {c.source for c in response.citations}
     for n, r in enumerate(response.sources, start=1):
         if n in cited or response.declined:
-            where = f" > {r.chunk.section}" if r.chunk.section else ""
-            click.echo(f"  [Source {n}] {r.document_id}{where} ({r.score:.3f})")
+            where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
+            click.echo(f"  [Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f})")
 
 
 def print_sources(response: Any, *, show_prompt: bool = False) -> None:
@@ -41,7 +75,7 @@ def print_sources(response: Any, *, show_prompt: bool = False) -> None:
     if show_prompt and response.mode != "llm":
         click.echo("(extractive answer: no model prompt; configure one with --llm)")
     if response.declined:
-        click.echo(f"(declined: {response.decline_reason or 'not supported by the sources'})")
+        click.echo(f"(declined: {flat(response.decline_reason or 'not supported by the sources')})")
     if response.invalid_citations:
         click.echo(f"(warning: cited sources that were not given: {list(response.invalid_citations)})")
     if response.uncited:
@@ -50,9 +84,9 @@ def print_sources(response: Any, *, show_prompt: bool = False) -> None:
     if response.sources:
         click.echo("sources:")
     for n, r in enumerate(response.sources, start=1):
-        where = f" > {r.chunk.section}" if r.chunk.section else ""
+        where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
         mark = "*" if n in cited else " "
-        click.echo(f" {mark}[Source {n}] {r.document_id}{where} ({r.score:.3f})")
+        click.echo(f" {mark}[Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f})")
 
 
 def print_prompt(messages: Any) -> None:
@@ -60,20 +94,21 @@ def print_prompt(messages: Any) -> None:
     from ragwright.generate.prompt import render
 
     click.echo("--- prompt ---")
-    click.echo(render(messages))
+    click.echo(safe_text(render(messages)))
     click.echo("--- answer ---")
 
 
 def print_document(doc: Any, indent: str = "") -> None:
     """The element tree: kind, level, page and the first characters of each element."""
     meta = ", ".join(f"{k}={v!r}" for k, v in doc.metadata.items() if isinstance(v, str | int | float))
-    click.echo(f"{indent}{doc.id}  title={doc.title!r}  {len(doc.elements)} elements" + (f"  [{meta}]" if meta else ""))
+    head = f"{one_line(doc.id)}  title={doc.title!r}  {len(doc.elements)} elements" + (f"  [{meta}]" if meta else "")
+    click.echo(f"{indent}{one_line(head)}")
     for w in doc.warnings:
-        click.echo(f"{indent}  warning: {w}")
+        click.echo(f"{indent}  warning: {flat(w)}")
     for e in doc.elements:
         level = f" h{e.level}" if e.kind.value == "heading" else (f" l{e.level}" if e.level else "")
         page = f" p{e.page}" if e.page is not None else ""
-        text = " ".join(e.text.split())
+        text = flat(e.text)
         click.echo(f"{indent}  {e.kind.value}{level}{page}: {text[:100]}{'…' if len(text) > 100 else ''}")
     for child in doc.children:
         click.echo(f"{indent}  child:")

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ragwright.cli_common import State, command
+from ragwright.cli_output import flat
 from ragwright.errors import ConfigError
 
 
@@ -112,7 +113,7 @@ def _print(payload: dict[str, Any]) -> None:
                 f"{build['chunks']} chunks in {payload['seconds']:.1f}s; live alias switched from {payload['previous']}"
             )
         else:
-            click.echo(f"reindex rejected: {payload['reason']}", err=True)
+            click.echo(f"reindex rejected: {flat(payload['reason'])}", err=True)
         if payload.get("evaluation"):
             ev = payload["evaluation"]
             live = f" (live {ev['live_ndcg@10']:.4f})" if "live_ndcg@10" in ev else ""

@@ -151,3 +151,48 @@ def test_filtered_eligible_sets_are_cached_per_identity_and_filter_and_dropped_o
     for mode in ({"use_hybrid_search": False}, {"use_dense_search": False, "use_keyword_search": True}):
         again = {r.document_id for r in rag.search("budget", identity=Identity("t"), metadata_filter=hr, **mode)}
         assert again == {"a.md", "c.md"}  # the write dropped the cached set
+
+
+def _make_version_1(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)  # a version-1 file: no collections, no alias
+    conn.executescript(
+        "DROP TABLE collections; DROP TABLE aliases; UPDATE rag_metadata SET value = '1' WHERE key = 'schema_version';"
+    )
+    conn.close()
+
+
+def test_a_schema_upgrade_backs_the_file_up_first_and_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    with SqliteStore(path) as s:
+        s.bind_embedder("m", DIM)
+        s.replace_document(record("d"), chunks_for("d", ["x"]), np.stack([unit(1)]))
+        assert s.upgrade_backup is None  # a new file is not an upgrade
+    _make_version_1(path)
+    with caplog.at_level("WARNING", logger="ragwright.stores.sqlite.schema"), SqliteStore(path) as s:
+        backup = s.upgrade_backup
+        assert backup == tmp_path / "s.db.bak-v1" and s.count_chunks() == 1
+    assert "schema_upgrade" in caplog.text and str(backup) in caplog.text
+    old = sqlite3.connect(backup)
+    assert old.execute("SELECT value FROM rag_metadata WHERE key = 'schema_version'").fetchone() == ("1",)
+    assert old.execute("SELECT COUNT(*) FROM chunks").fetchone() == (1,)
+    old.close()
+    with SqliteStore(path) as s:  # upgraded once: no second backup
+        assert s.upgrade_backup is None
+
+
+def test_a_schema_upgrade_that_cannot_back_up_leaves_the_file_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    SqliteStore(path).close()
+    _make_version_1(path)
+    (tmp_path / "s.db.bak-v1.part").mkdir()  # the backup cannot be written
+    with pytest.raises(StoreError, match="could not be written"):
+        SqliteStore(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM rag_metadata WHERE key = 'schema_version'").fetchone() == ("1",)
+    conn.close()

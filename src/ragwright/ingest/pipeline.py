@@ -165,6 +165,8 @@ class IngestPipeline:
         finally:
             stop.set()
             producer.join()
+        for path, reason in getattr(source, "skipped", ()):  # what the source listed but refused to offer
+            report.skipped.append(IngestFailure(str(path), "list", str(reason)))
         if source.root is not None and (self.options.delete_missing if sync is None else sync):
             with report.timed("delete"):
                 report.deleted += reconcile(self.store, source.root, listed)

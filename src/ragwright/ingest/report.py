@@ -31,6 +31,8 @@ class IngestReport:
     unchanged: int = 0
     deleted: int = 0
     failed: list[IngestFailure] = field(default_factory=list)
+    #: Files a source listed but refused (stage ``list``: a link outside the folder …); nothing recorded.
+    skipped: list[IngestFailure] = field(default_factory=list)
     chunks: int = 0
     tokens_embedded: int = 0
     parse_cache_hits: int = 0
@@ -54,6 +56,7 @@ class IngestReport:
         self.unchanged += other.unchanged
         self.deleted += other.deleted
         self.failed.extend(other.failed)
+        self.skipped.extend(other.skipped)
         self.chunks += other.chunks
         self.tokens_embedded += other.tokens_embedded
         self.parse_cache_hits += other.parse_cache_hits
@@ -70,6 +73,7 @@ class IngestReport:
             "unchanged": self.unchanged,
             "deleted": self.deleted,
             "failed": [f.to_dict() for f in self.failed],
+            "skipped": [f.to_dict() for f in self.skipped],
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
             "tokens_embedded": self.tokens_embedded,

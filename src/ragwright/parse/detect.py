@@ -87,8 +87,23 @@ _EMAIL_KEYS = (
 )
 
 
+#: Bytes that are text in Windows-1252 (cp1252): tab, newlines, form feed, printable ASCII, and every
+#: byte from 0x80 up but the five cp1252 leaves undefined (0x80–0x9F hold its curly quotes, dashes, €, …).
+_CP1252_TEXT: Final = (
+    frozenset(b"\t\n\r\x0c")
+    | frozenset(range(32, 127))
+    | (frozenset(range(128, 256)) - frozenset(b"\x81\x8d\x8f\x90\x9d"))
+)
+
+
 def decode_text(data: bytes) -> str | None:
-    """Decode bytes that are text (BOM-aware UTF-8/16, then UTF-8); ``None`` when they are not text."""
+    """Decode bytes that are text (BOM-aware UTF-8/16, then UTF-8, then Windows-1252); ``None`` when
+    they are not text.
+
+    Text that is not UTF-8 is read as Windows-1252 (a superset of Latin-1's printable range, and what
+    legacy Western files almost always are) when nearly every byte is a cp1252 text character.
+    Statistical detectors guess cp1250 or cp720 for short cp1252 English, so none is used.
+    """
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -102,8 +117,7 @@ def decode_text(data: bytes) -> str | None:
     except UnicodeDecodeError:
         pass
     sample = data[:8192]
-    # Legacy 8-bit text: accept when almost every byte is printable.
-    printable = sum(1 for b in sample if b in b"\t\n\r" or 32 <= b < 127 or b >= 160)
+    printable = sum(1 for b in sample if b in _CP1252_TEXT)  # legacy 8-bit text: almost every byte is text
     if sample and printable / len(sample) > 0.97:
         return data.decode("cp1252", errors="replace")
     return None

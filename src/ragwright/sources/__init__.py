@@ -20,9 +20,10 @@ __all__ = [
 ]
 
 
-def open_source(path: str, *, allow_http: bool = False) -> Source:
+def open_source(path: str, *, allow_http: bool = False, follow_symlinks: bool = False) -> Source:
     """The source for a CLI path: a folder, a ``.jsonl`` corpus, or a single file; an http(s) URL only
-    with *allow_http* (``ragwright ingest --allow-http URL``; in Python, pass a :class:`UrlSource`)."""
+    with *allow_http* (``ragwright ingest --allow-http URL``; in Python, pass a :class:`UrlSource`).
+    A folder's links to files outside it are refused unless *follow_symlinks*."""
     from pathlib import Path
 
     from ragwright.errors import ConfigError
@@ -39,7 +40,7 @@ def open_source(path: str, *, allow_http: bool = False) -> Source:
     if not p.exists():
         raise ConfigError(f"{path}: no such file or folder")
     if p.is_dir():
-        return FolderSource(p)
+        return FolderSource(p, follow_symlinks=follow_symlinks)
     if p.suffix.lower() == ".jsonl":
         return JsonlSource(p)
     return FileListSource([p])

@@ -28,7 +28,11 @@ class SourceItem:
 
 @runtime_checkable
 class Source(Protocol):
-    """A listing of documents. ``root`` identifies the listing for deletion reconciliation."""
+    """A listing of documents. ``root`` identifies the listing for deletion reconciliation.
+
+    A source may also have ``skipped``: ``(path, reason)`` pairs of what it listed but refused to
+    offer (a folder's links to files outside it); ingestion reports them.
+    """
 
     @property
     def root(self) -> str | None:

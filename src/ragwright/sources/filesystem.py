@@ -1,23 +1,40 @@
-"""Files and folders. The document id is the file's absolute POSIX path."""
+"""Files and folders. The document id is the file's absolute POSIX path.
+
+A folder's symbolic links to files outside it (directly, or through a linked folder) are refused by
+default: ingesting a folder never reads what the folder does not hold (``/etc/passwd`` through a
+planted link, say). They are listed in :attr:`FolderSource.skipped` (and the ingest report) with the
+reason; ``follow_symlinks=True`` (``ragwright ingest --follow-symlinks``) allows them.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ragwright.errors import ConfigError
 from ragwright.sources.base import SourceItem
 
+log = logging.getLogger(__name__)
+
 DEFAULT_EXCLUDE = (".*", "__pycache__", "node_modules", "*.pyc")
 
 
-def _item(path: Path) -> SourceItem:
+def _item(path: Path, inside: Path | None = None) -> SourceItem:
+    """The item of a file; with *inside*, loading refuses a file that resolves outside that folder now
+    (a link planted after the listing)."""
     resolved = path.resolve()
+
+    def load() -> bytes:
+        if inside is not None and not path.resolve().is_relative_to(inside):
+            raise ConfigError(f"{path} now links outside the folder {inside}; it was not read")
+        return resolved.read_bytes()
+
     return SourceItem(
         document_id=resolved.as_posix(),
         uri=resolved.as_uri(),
-        load=resolved.read_bytes,
+        load=load,
         name_hint=resolved.name,
         metadata={"file_name": resolved.name},
     )
@@ -33,11 +50,15 @@ class FolderSource:
         include: Sequence[str] = ("*",),
         exclude: Sequence[str] = DEFAULT_EXCLUDE,
         recursive: bool = True,
+        follow_symlinks: bool = False,
     ) -> None:
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise ConfigError(f"{folder}: not a folder (give an existing folder to ingest)")
         self.include, self.exclude, self.recursive = tuple(include), tuple(exclude), recursive
+        self.follow_symlinks = follow_symlinks
+        #: ``(path, reason)`` of the files listed but refused (links to files outside the folder).
+        self.skipped: list[tuple[str, str]] = []
         self._paths = self._list()
 
     @property
@@ -50,15 +71,33 @@ class FolderSource:
     def _list(self) -> list[Path]:
         pattern = "**/*" if self.recursive else "*"
         found = []
+        inside = self.folder.resolve()
         for p in sorted(self.folder.glob(pattern)):
             rel = p.relative_to(self.folder)
-            if p.is_file() and not self._excluded(rel) and any(fnmatch.fnmatch(p.name, g) for g in self.include):
-                found.append(p)
+            if not p.is_file() or self._excluded(rel) or not any(fnmatch.fnmatch(p.name, g) for g in self.include):
+                continue
+            if self._refused(p, inside):
+                continue
+            found.append(p)
         return found
 
+    def _refused(self, path: Path, inside: Path) -> bool:
+        """Whether *path* resolves outside the folder (and links are not followed); noted in ``skipped``."""
+        if self.follow_symlinks or path.resolve().is_relative_to(inside):
+            return False
+        reason = (
+            f"a symbolic link to {path.resolve()}, outside the folder {inside}: not followed "
+            "(allow it with --follow-symlinks / FolderSource(follow_symlinks=True))"
+        )
+        log.warning("symlink_refused: %s: %s", path, reason)
+        self.skipped.append((path.as_posix(), reason))
+        return True
+
     def items(self) -> Iterator[SourceItem]:
+        inside = self.folder.resolve()
         for p in self._paths:
-            yield _item(p)
+            if not self._refused(p, inside):  # checked again: a link may have been planted since the listing
+                yield _item(p, None if self.follow_symlinks else inside)
 
     def __len__(self) -> int:
         return len(self._paths)

@@ -73,6 +73,11 @@ class TenantScopedSource:
                 load=functools.partial(_scoped_load, item.load, self.tenant),
             )
 
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """What the wrapped source refused to offer (a folder's links outside it)."""
+        return list(getattr(self.source, "skipped", ()))
+
     def __len__(self) -> int:
         return len(self.source)
 

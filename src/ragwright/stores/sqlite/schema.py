@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
+import sqlite3
+from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from ragwright.errors import StoreError
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord
 from ragwright.stores.common import chunk_from_columns, record_from_columns
 
+log = logging.getLogger(__name__)
+
 #: 2 added physical collections and aliases (blue/green reindex); a version-1 file is migrated on open.
 SCHEMA_VERSION: Final = 2
+#: Older versions a file is upgraded from on open (after a backup copy, see :func:`backup_before_upgrade`).
+UPGRADABLE_VERSIONS: Final = ("1",)
 
 #: The physical collection every store file starts with; its tables keep their historical names.
 MAIN_COLLECTION: Final = "main"
@@ -126,6 +136,43 @@ COLLECTION_SCHEMA: Final = (
     )""",
     "CREATE INDEX IF NOT EXISTS {parents}_document ON {parents}(document_id)",
 )
+
+
+def backup_before_upgrade(conn: sqlite3.Connection, path: Path) -> Path | None:
+    """Copy a store file that opening is about to upgrade to ``<file>.bak-v<old version>``, first.
+
+    Returns the backup's path (``None`` when nothing will be upgraded). The copy is SQLite's online
+    backup (consistent, WAL included) written beside the file and renamed into place; when it cannot
+    be written the store is not opened, so no upgrade ever runs without its backup.
+    """
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "rag_metadata" not in tables:
+        return None
+    row = conn.execute("SELECT value FROM rag_metadata WHERE key = 'schema_version'").fetchone()
+    old = None if row is None else str(row[0])
+    if old not in UPGRADABLE_VERSIONS:
+        return None
+    target = path.with_name(f"{path.name}.bak-v{old}")
+    part = target.with_name(target.name + ".part")
+    try:
+        part.unlink(missing_ok=True)
+        copy = sqlite3.connect(str(part))
+        try:
+            conn.backup(copy)
+        finally:
+            copy.close()
+        os.replace(part, target)
+    except (OSError, sqlite3.Error) as exc:
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
+        raise StoreError(
+            f"{path} has store schema version {old} and must be upgraded to {SCHEMA_VERSION}, but the backup "
+            f"copy {target} could not be written ({exc}); it was left untouched — free some space and retry"
+        ) from exc
+    log.warning(
+        "schema_upgrade: %s: version %s -> %s; the old file is backed up at %s", path, old, SCHEMA_VERSION, target
+    )
+    return target
 
 
 def collection_schema(tables: Tables) -> list[str]:

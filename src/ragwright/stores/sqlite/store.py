@@ -35,6 +35,7 @@ from ragwright.stores.sqlite.schema import (
     MAIN_COLLECTION,
     SCHEMA_VERSION,
     Tables,
+    backup_before_upgrade,
     chunk_from_row,
     chunk_row,
     record_from_row,
@@ -94,6 +95,8 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         self._pinned, self._stale = False, None
         self._bound_here: tuple[str, int] | None = None
         self._followed_at: tuple[int, int] | None = None
+        #: Where opening an older store file backed it up before upgrading it (``None``: no upgrade).
+        self.upgrade_backup: Path | None = None
         try:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
             self._init_schema(collection)
@@ -112,6 +115,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 f"{self.path} is an SQLite database but not a ragwright store; it was left untouched — "
                 "choose another store path"
             )
+        self.upgrade_backup = backup_before_upgrade(conn, self.path)  # before a version-1 file changes
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")

@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from queue import Full, Queue
@@ -23,6 +24,7 @@ from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
 from ragwright.ingest.changes import children_intact, reconcile
+from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
 from ragwright.model.chunk import Chunk
@@ -124,6 +126,7 @@ class IngestPipeline:
         if callable(bind):
             bind(self.store.get_record, self.store.staged)
         listed: set[str] = set()
+        run_id = uuid.uuid4().hex  # the staging leases of this run (see stores.base.Staging)
         # Reading, parsing and chunking run on a producer thread while this thread embeds and writes:
         # the embedder releases the GIL, so parsing the next documents overlaps with embedding these.
         # The queue is bounded, so a slow embedder holds the producer back (backpressure).
@@ -138,7 +141,7 @@ class IngestPipeline:
                     if stop.is_set():
                         return
                     listed.add(item.document_id)
-                    for entry in self._prepare(item, source.root, access, user_meta, report):
+                    for entry in self._prepare(item, source.root, access, user_meta, report, run_id):
                         _put(queue, entry, stop)
                     if progress is not None:
                         progress(done, total)
@@ -151,27 +154,31 @@ class IngestPipeline:
         producer.start()
         pending: list[_Pending] = []
         try:
-            while True:
-                entry = queue.get()
-                if isinstance(entry, _Done):
-                    if entry.error is not None:
-                        raise entry.error
-                    break
-                pending.append(entry)
-                if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
-                    self._flush(pending, report)
-                    pending = []
-            self._flush(pending, report)
+            try:
+                while True:
+                    entry = queue.get()
+                    if isinstance(entry, _Done):
+                        if entry.error is not None:
+                            raise entry.error
+                        break
+                    pending.append(entry)
+                    if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
+                        self._flush(pending, report)
+                        pending = []
+                self._flush(pending, report)
+            finally:
+                stop.set()
+                producer.join()
+            for path, reason in getattr(source, "skipped", ()):  # what the source listed but refused to offer
+                report.skipped.append(IngestFailure(str(path), "list", str(reason)))
+            if source.root is not None and (self.options.delete_missing if sync is None else sync):
+                with report.timed("delete"):
+                    report.deleted += reconcile(self.store, source.root, listed)
+            backfill_sparse(self.store, self.sparse_encoder)  # chunks written before the encoder was configured
         finally:
-            stop.set()
-            producer.join()
-        for path, reason in getattr(source, "skipped", ()):  # what the source listed but refused to offer
-            report.skipped.append(IngestFailure(str(path), "list", str(reason)))
-        if source.root is not None and (self.options.delete_missing if sync is None else sync):
-            with report.timed("delete"):
-                report.deleted += reconcile(self.store, source.root, listed)
-        backfill_sparse(self.store, self.sparse_encoder)  # chunks written before the encoder was configured
-        self.store.prune_staging()
+            # Every record this run wrote refers to what it needs: its leases go, and only what no record
+            # refers to (and no other run in flight has leased) is pruned.
+            self._release(run_id)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -183,6 +190,7 @@ class IngestPipeline:
         access: tuple[str, tuple[str, ...]],
         user_meta: dict[str, Any],
         report: IngestReport,
+        run_id: str,
     ) -> list[_Pending]:
         doc_id = item.document_id
         stage = "read"
@@ -236,15 +244,18 @@ class IngestPipeline:
                 and previous.status is DocumentStatus.INDEXED
                 and previous.pipeline_key() == record.pipeline_key()
                 and (previous.tenant, previous.acl) == access
-                and _user_metadata(previous.metadata) == record.metadata
+                and user_metadata(previous.metadata) == record.metadata
                 and children_intact(self.store, previous)
             ):
                 report.unchanged += 1
                 return []
             stage = "parse"
             with report.timed("parse"):
-                document = loaded if isinstance(loaded, Document) else self._parse(item, bytes(loaded), record, report)
+                document = (
+                    loaded if isinstance(loaded, Document) else self._parse(item, bytes(loaded), record, report, run_id)
+                )
                 if isinstance(loaded, Document) and self.options.stage_raw:  # a reindex re-reads no source
+                    self.store.lease_staging(run_id, record.content_hash)
                     self.store.cache_parsed(record.content_hash, record.parser_version, loaded)
             stage = "chunk"
             with report.timed("chunk"):
@@ -253,7 +264,7 @@ class IngestPipeline:
             if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
-            self._fail(attempt, stage, exc, previous, report)
+            dead_letter(self.store, attempt, stage, exc, previous, report)
             return []
         child_ids = [child.id for child, child_chunks in children if child_chunks]
         meta = {
@@ -286,6 +297,12 @@ class IngestPipeline:
             report.deleted += 1
         return pending
 
+    def _release(self, run_id: str) -> None:
+        try:
+            self.store.prune_staging(release=run_id)
+        except RagwrightError as exc:  # staging is a cache: a failed prune never fails the run
+            log.warning("prune_staging_failed: %s", exc)
+
     def _pending(self, record: DocumentRecord, chunks: list[Chunk], existed: bool) -> _Pending:
         if self.parents is None:
             return _Pending(record, chunks, existed)
@@ -294,8 +311,12 @@ class IngestPipeline:
         )
         return _Pending(record, linked, existed, parents)
 
-    def _parse(self, item: SourceItem, data: bytes, record: DocumentRecord, report: IngestReport) -> Document:
-        """Parse, reusing the parsed document cached for this content hash and parser version."""
+    def _parse(
+        self, item: SourceItem, data: bytes, record: DocumentRecord, report: IngestReport, run_id: str
+    ) -> Document:
+        """Parse, reusing the parsed document cached for this content hash and parser version. The hash is
+        leased first, so a concurrent run's pruning never removes what this run stages."""
+        self.store.lease_staging(run_id, record.content_hash)
         if self.options.stage_raw:
             self.store.stage(record.content_hash, data)
         cached = self.store.cached_parsed(record.content_hash, record.parser_version)
@@ -332,55 +353,6 @@ class IngestPipeline:
             out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
         return out
 
-    def _fail(
-        self,
-        attempt: DocumentRecord,
-        stage: str,
-        exc: BaseException,
-        previous: DocumentRecord | None,
-        report: IngestReport,
-    ) -> None:
-        """Record a failed document (a dead letter) and go on.
-
-        A dead letter carries the tenant, ACL, metadata and source root of the ingestion that failed
-        (*attempt*), so only the callers who may see that document see its failure, and a retry
-        ingests it with the same access. A failed *update* of a document that still has chunks keeps
-        the record of those chunks (their tenant and ACL): the failed attempt changes nothing about who
-        sees what.
-        """
-        doc_id = attempt.document_id
-        reason = str(exc) or type(exc).__name__
-        log.warning("ingest_failed: %s at %s: %s", doc_id, stage, reason)
-        report.failed.append(IngestFailure(doc_id, stage, reason))
-        now = time.time()
-        kept = previous.chunk_count if previous and previous.status is not DocumentStatus.DELETED else 0
-        if previous is not None and kept:
-            base = previous
-        else:
-            base = DocumentRecord(
-                doc_id,
-                attempt.source,
-                "",
-                DocumentStatus.FAILED,
-                tenant=attempt.tenant,
-                acl=attempt.acl,
-                source_root=attempt.source_root,
-                created_at=previous.created_at if previous is not None else now,
-                metadata=_user_metadata(attempt.metadata),
-            )
-        tries = previous.metadata.get("_attempts", 0) if previous and previous.status is DocumentStatus.FAILED else 0
-        self.store.record(
-            dataclasses.replace(
-                base,
-                status=DocumentStatus.FAILED,
-                stage=stage,
-                reason=reason,
-                chunk_count=kept,
-                updated_at=now,
-                metadata={**base.metadata, "_attempts": int(tries) + 1, "_error_type": type(exc).__name__},
-            )
-        )
-
     # -- batched embedding + indexing ------------------------------------------------------------------
     def _flush(self, pending: list[_Pending], report: IngestReport) -> None:
         if not pending:
@@ -393,7 +365,7 @@ class IngestPipeline:
             if len(pending) == 1:
                 p = pending[0]
                 exc = _last_error(lambda: self.embedder.embed_documents(texts))
-                self._fail(p.record, "embed", exc, self.store.get_record(p.record.document_id), report)
+                dead_letter(self.store, p.record, "embed", exc, self.store.get_record(p.record.document_id), report)
                 return
             for p in pending:
                 self._flush([p], report)
@@ -406,7 +378,7 @@ class IngestPipeline:
                 with report.timed("index"):
                     self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n], p.parents)
             except RagwrightError as exc:
-                self._fail(p.record, "index", exc, self.store.get_record(p.record.document_id), report)
+                dead_letter(self.store, p.record, "index", exc, self.store.get_record(p.record.document_id), report)
             else:
                 report.chunks += n
                 report.tokens_embedded += sum(self.embedder.count_tokens(c.text_for_embedding) for c in p.chunks)
@@ -422,11 +394,6 @@ class IngestPipeline:
                 hook(written)
             except Exception as exc:  # an optional stage never fails ingestion
                 log.warning("ingest_hook_failed: %s: %s", getattr(hook, "__qualname__", type(hook).__name__), exc)
-
-
-def _user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The caller's metadata of a registry record (keys starting with ``_`` are ragwright's own)."""
-    return {k: v for k, v in metadata.items() if not k.startswith("_")}
 
 
 def _existed(previous: DocumentRecord | None) -> bool:

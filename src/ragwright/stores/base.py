@@ -103,7 +103,15 @@ class Registry(Protocol):
 
 @runtime_checkable
 class Staging(Protocol):
-    """Raw bytes and parsed documents kept by content hash (a new chunker or model never re-parses)."""
+    """Raw bytes and parsed documents kept by content hash (a new chunker or model never re-parses).
+
+    Staged rows no registry record refers to are pruned — except those *leased* by an ingestion run
+    still in flight: a run leases a hash (:meth:`lease_staging`, committed) *before* it stages the bytes,
+    and releases its leases when it ends (``prune_staging(release=run_id)``), by which time its records
+    refer to what they need. So a run's pruning never removes the copies a concurrent run (another
+    process) has staged but not yet recorded. A lease older than ``STAGING_LEASE_S`` (a crashed run's)
+    no longer protects anything.
+    """
 
     def stage(self, content_hash: str, data: bytes) -> None: ...
 
@@ -113,7 +121,14 @@ class Staging(Protocol):
 
     def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None: ...
 
-    def prune_staging(self) -> int: ...
+    def lease_staging(self, run_id: str, content_hash: str) -> None:
+        """Protect *content_hash*'s staged bytes and parsed documents from pruning until *run_id* ends."""
+        ...
+
+    def prune_staging(self, *, release: str | None = None) -> int:
+        """Release the leases of the run *release* (when given), then drop the staged bytes and parsed
+        documents that no live registry record refers to and no live lease protects; returns how many."""
+        ...
 
 
 @runtime_checkable

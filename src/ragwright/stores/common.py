@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+#: How long a staging lease protects staged bytes when its run never releases it (a crashed process).
+STAGING_LEASE_S = 24 * 3600.0
+
 
 def check_vectors(chunk_count: int, vectors: Any, dimension: int | None) -> npt.NDArray[np.float32]:
     """Validate a batch of vectors for *chunk_count* chunks: 2-D float32, finite, right width."""

@@ -226,6 +226,22 @@ class StoreConformance:
     def test_empty_store_search(self, bound: Any) -> None:
         assert bound.search_dense(unit(1), 5, identity=Identity()) == []
 
+    def test_staging_is_pruned_only_when_unreferenced_and_unleased(self, bound: Any) -> None:
+        from ragwright.model.document import Document, Element, ElementKind
+
+        doc = Document("x", (Element(ElementKind.PARAGRAPH, "text"),))
+        self._put(bound, "d", [unit(1)])  # its record refers to hash-d
+        for run, content_hash in (("run-a", "hash-d"), ("run-a", "in-flight"), ("run-b", "other")):
+            bound.lease_staging(run, content_hash)
+            bound.stage(content_hash, content_hash.encode())
+            bound.cache_parsed(content_hash, "p/1", doc)
+        bound.stage("orphan", b"nobody refers to me")
+        assert bound.prune_staging(release="run-b") == 3  # run-b's two rows and the orphan; run-a in flight
+        assert bound.staged("in-flight") == b"in-flight" and bound.cached_parsed("in-flight", "p/1") == doc
+        assert bound.staged("other") is None and bound.staged("orphan") is None
+        assert bound.prune_staging(release="run-a") == 2  # run-a ended without recording "in-flight"
+        assert bound.staged("in-flight") is None and bound.staged("hash-d") == b"hash-d"
+
 
 class KeywordConformance:
     """Keyword-arm semantics every store must share: BM25 ranking with filters inside the arm."""

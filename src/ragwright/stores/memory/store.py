@@ -14,7 +14,7 @@ from ragwright.model.filters import Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import Hit, ScoreScale
-from ragwright.stores.common import check_embedder, check_vectors, deleted_record
+from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, deleted_record
 from ragwright.stores.memory.tags import MemoryTagTable
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class MemoryStore:
         self._staged: dict[str, bytes] = {}
         self._parents: dict[str, Chunk] = {}
         self._parsed: dict[tuple[str, str], Document] = {}
+        self._leases: dict[tuple[str, str], float] = {}  # (run id, content hash) → leased at
         # Bumped with every chunk write, delete and ACL update (cache keys); starts from the clock so a
         # new store never reuses an old one's versions in a shared cache.
         self._index_version = time.time_ns() // 1000
@@ -123,9 +124,16 @@ class MemoryStore:
         with self._lock:
             return self._parsed.get((content_hash, parser_version))
 
-    def prune_staging(self) -> int:
+    def lease_staging(self, run_id: str, content_hash: str) -> None:
         with self._lock:
+            self._leases[(run_id, content_hash)] = time.time()
+
+    def prune_staging(self, *, release: str | None = None) -> int:
+        with self._lock:
+            cutoff = time.time() - STAGING_LEASE_S
+            self._leases = {k: t for k, t in self._leases.items() if k[0] != release and t >= cutoff}
             live = {r.content_hash for r in self._records.values() if r.status is not DocumentStatus.DELETED}
+            live |= {h for _, h in self._leases}
             gone = [h for h in self._staged if h not in live] + [k for k in self._parsed if k[0] not in live]
             for h in gone:
                 if isinstance(h, tuple):

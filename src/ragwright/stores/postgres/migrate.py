@@ -22,6 +22,7 @@ _DATA_TABLES = (
     "parents",
     "staged",
     "parsed",
+    "staging_leases",
     "rag_changes",
     "ingest_jobs",
     "tag_documents",

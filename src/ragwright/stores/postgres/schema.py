@@ -145,6 +145,18 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "CREATE INDEX tag_documents_tag ON tag_documents(tag_key, tag_value)",
         ),
     ),
+    (
+        3,
+        (
+            # Staging leases of ingestion runs in flight (see ragwright.stores.base.Staging).
+            """CREATE TABLE staging_leases (
+                run_id TEXT NOT NULL,
+                content_hash TEXT NOT NULL,
+                leased_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (run_id, content_hash)
+            )""",
+        ),
+    ),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
 

@@ -25,7 +25,7 @@ from ragwright.model.document import Document
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
-from ragwright.stores.common import check_embedder, check_vectors
+from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors
 from ragwright.stores.postgres.connection import PostgresOptions, connect, open_pool, redact
 from ragwright.stores.postgres.keyword import KeywordMirror
 from ragwright.stores.postgres.migrate import migrate, wipe
@@ -290,11 +290,25 @@ class PostgresStore(PostgresSearch, PostgresSparse):
             ).fetchone()
         return None if row is None else Document.from_dict(row[0])
 
-    def prune_staging(self) -> int:
-        live = "SELECT content_hash FROM documents WHERE status <> 'deleted'"
+    def lease_staging(self, run_id: str, content_hash: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO staging_leases(run_id, content_hash) VALUES (%s, %s) "
+                "ON CONFLICT (run_id, content_hash) DO UPDATE SET leased_at = now()",
+                (run_id, content_hash),
+            )
+
+    def prune_staging(self, *, release: str | None = None) -> int:
+        keep = (
+            "SELECT content_hash FROM documents WHERE status <> 'deleted' UNION SELECT content_hash FROM staging_leases"
+        )
         with self._conn() as conn, conn.transaction():
-            a = conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({live})").rowcount
-            b = conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({live})").rowcount
+            conn.execute(
+                "DELETE FROM staging_leases WHERE run_id = %s OR leased_at < now() - make_interval(secs => %s)",
+                (release, STAGING_LEASE_S),
+            )
+            a = conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({keep})").rowcount
+            b = conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({keep})").rowcount
         return int(a + b)
 
     # -- reads -------------------------------------------------------------------------------------

@@ -303,5 +303,5 @@ class SqliteCollections:
             or "SELECT NULL WHERE 0"
         )
 
-    def prune_staging(self) -> int:  # pragma: no cover - provided by the host
+    def prune_staging(self, *, release: str | None = None) -> int:  # pragma: no cover - provided by the host
         raise NotImplementedError

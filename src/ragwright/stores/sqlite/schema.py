@@ -63,6 +63,13 @@ GLOBAL_SCHEMA: Final = (
         data BLOB NOT NULL,
         size INTEGER NOT NULL
     )""",
+    # Staging leases of ingestion runs in flight (see stores.base.Staging); added beside version 2.
+    """CREATE TABLE IF NOT EXISTS staging_leases (
+        run_id TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        leased_at REAL NOT NULL,
+        PRIMARY KEY (run_id, content_hash)
+    )""",
     """CREATE TABLE IF NOT EXISTS parsed (
         content_hash TEXT NOT NULL,
         parser_version TEXT NOT NULL,

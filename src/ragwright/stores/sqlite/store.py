@@ -27,7 +27,13 @@ from ragwright.model.document import Document
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
-from ragwright.stores.common import check_embedder, check_vectors, deleted_record, record_columns
+from ragwright.stores.common import (
+    STAGING_LEASE_S,
+    check_embedder,
+    check_vectors,
+    deleted_record,
+    record_columns,
+)
 from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
     CHUNK_COLUMNS,
@@ -311,12 +317,24 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             ).fetchone()
         return None if row is None else Document.from_dict(json.loads(row[0]))
 
-    def prune_staging(self) -> int:
-        """Drop staged bytes and parsed documents no live registry record refers to."""
-        live = self._live_hash_sql()  # staging is shared by every collection of the file
+    def lease_staging(self, run_id: str, content_hash: str) -> None:
+        """Protect a content hash's staged rows from pruning until the run *run_id* releases it."""
         with self._transaction():
-            a = self._conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({live})").rowcount
-            b = self._conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({live})").rowcount
+            self._conn.execute(
+                "INSERT OR REPLACE INTO staging_leases(run_id, content_hash, leased_at) VALUES (?, ?, ?)",
+                (run_id, content_hash, time.time()),
+            )
+
+    def prune_staging(self, *, release: str | None = None) -> int:
+        """Release *release*'s leases; drop staged bytes and parsed documents that no live registry
+        record refers to and no live lease protects (see :class:`~ragwright.stores.base.Staging`)."""
+        with self._transaction():
+            cutoff = time.time() - STAGING_LEASE_S
+            self._conn.execute("DELETE FROM staging_leases WHERE run_id = ? OR leased_at < ?", (release, cutoff))
+            # Staging is shared by every collection of the file; so are the leases.
+            keep = f"{self._live_hash_sql()} UNION SELECT content_hash FROM staging_leases"
+            a = self._conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({keep})").rowcount
+            b = self._conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({keep})").rowcount
         return int(a + b)
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:

@@ -20,8 +20,11 @@ def parse_command(state: State, file: Path, password: str | None, no_ocr: bool) 
     """Parse one file and print its element tree (--json: the whole document)."""
     from ragwright.options import ParseOptions
     from ragwright.parse import parse_bytes
+    from ragwright.sources.base import too_large
 
     options = ParseOptions(pdf_password=password, ocr=not no_ocr)
+    if file.stat().st_size > options.max_file_bytes:  # refused before a byte is read
+        raise too_large(file.stat().st_size, options.max_file_bytes)
     doc = parse_bytes(
         file.resolve().as_posix(),
         file.read_bytes(),

@@ -32,6 +32,25 @@ def test_upload_too_large_is_413_and_nothing_is_kept(make_client: Callable[..., 
     assert small.status_code == 200
 
 
+def test_a_file_over_the_parse_limit_is_413_before_it_is_staged(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    """Issue 21 item 8: the upload fits the request limit, but the file is over ParseOptions.max_file_bytes."""
+    from ragwright import Rag
+    from ragwright.options import IngestOptions, ParseOptions
+    from ragwright.stores.memory import MemoryStore
+    from ragwright.testing.doubles import HashingEmbedder
+
+    rag = Rag(MemoryStore(), HashingEmbedder(), ingest_options=IngestOptions(parse=ParseOptions(max_file_bytes=1000)))
+    c = make_client(keyed_config(tmp_path, max_upload_bytes=1 << 20), rag=rag)
+    big = b"# Big\n\n" + b"word " * 2000
+    response = c.post("/ingest", headers=auth(KEY_A), files=[("files", ("big.md", big, "text/markdown"))])
+    assert response.status_code == 413 and "over the limit of 1,000" in response.json()["error"]
+    staged = tmp_path / "staging"
+    assert not any(p.is_file() for p in staged.rglob("*"))  # no partial file is kept
+    assert c.get("/documents", headers=auth(KEY_A)).json()["documents"] == []
+
+
 def test_a_streamed_body_without_length_is_cut_off(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
     c = _limited(make_client, tmp_path, max_upload_bytes=4096, max_body_bytes=512)
 

@@ -160,3 +160,18 @@ def test_cli_ingest_refuses_a_url_without_allow_http(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--store", str(tmp_path / "s.db"), "ingest", "http://127.0.0.1:9/x"])
     assert result.exit_code == 2 and "--allow-http" in result.output
     assert not (tmp_path / "s.db").exists()
+
+
+def test_the_ingestion_size_limit_caps_downloads_too(tmp_path: Path, server: str) -> None:
+    """Issue 21 item 8: a body over ParseOptions.max_file_bytes is never downloaded whole, even when the
+    source's own max_bytes is larger (Content-Length refused up front; a chunked body cut off streaming)."""
+    from ragwright.options import IngestOptions, ParseOptions
+
+    options = IngestOptions(parse=ParseOptions(max_file_bytes=1000))
+    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(), ingest_options=options)
+    source = UrlSource([f"{server}/page", f"{server}/big", f"{server}/chunked-big"])  # max_bytes 50 MiB
+    report = rag.ingest(source)
+    assert report.added == 1
+    reasons = {f.document.rsplit("/", 1)[-1]: f.reason for f in report.failed}
+    assert "5,000 bytes, over the limit of 1,000" in reasons["big"]  # from Content-Length, body unread
+    assert "over the limit of 1,000 bytes (streamed" in reasons["chunked-big"]

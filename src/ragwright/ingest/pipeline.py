@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
-from ragwright.errors import LimitExceeded, ParseError, RagwrightError
+from ragwright.errors import ParseError, RagwrightError
 from ragwright.ingest.changes import children_intact, reconcile
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
@@ -37,7 +37,7 @@ from ragwright.models.embedders.base import Embedder
 from ragwright.models.sparse.base import SparseEncoder
 from ragwright.options import IngestOptions, ParentOptions
 from ragwright.parse import parse_bytes, parser_version_for
-from ragwright.sources.base import Source, SourceItem
+from ragwright.sources.base import Source, SourceItem, load_within
 from ragwright.stores.base import Store
 
 log = logging.getLogger(__name__)
@@ -125,6 +125,9 @@ class IngestPipeline:
         bind = getattr(source, "bind_registry", None)  # URL sources ask conditionally for known pages
         if callable(bind):
             bind(self.store.get_record, self.store.staged)
+        bind_limit = getattr(source, "bind_limit", None)  # … and download no body over the size limit
+        if callable(bind_limit):
+            bind_limit(self.options.parse.max_file_bytes)
         listed: set[str] = set()
         run_id = uuid.uuid4().hex  # the staging leases of this run (see stores.base.Staging)
         # Reading, parsing and chunking run on a producer thread while this thread embeds and writes:
@@ -208,13 +211,7 @@ class IngestPipeline:
         )
         try:
             with report.timed("read"):
-                loaded = item.load()
-                limit = self.options.parse.max_file_bytes
-                if isinstance(loaded, bytes | bytearray) and len(loaded) > limit:
-                    raise LimitExceeded(
-                        f"file is {len(loaded):,} bytes, over the limit of {limit:,} "
-                        "(raise ParseOptions.max_file_bytes to accept it)"
-                    )
+                loaded = load_within(item, self.options.parse.max_file_bytes)  # a known size: refused unread
                 content_hash = item.fingerprint or (
                     sha256_bytes(bytes(loaded)) if isinstance(loaded, bytes | bytearray) else ""
                 )

@@ -15,7 +15,6 @@ endpoints' annotations when they are registered.
 import json
 import logging
 import os
-import shutil
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -29,6 +28,7 @@ from ragwright.server.config import ServerConfig
 from ragwright.server.guard import HostPolicy, RequestGuard
 from ragwright.server.limits import BodyLimit, Saturated, WorkTimeout
 from ragwright.server.service import Conflict, NotFound, Service, refuse_identity_keys
+from ragwright.sources.base import too_large
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -315,7 +315,11 @@ def build_app(
             refuse_identity_keys({k: None for k in form})
             acl = service.ingest_acl(caller, [a for a in form.getlist("acl") if isinstance(a, str)])
             targets = await to_thread(service.upload_targets, caller, [u.filename for u in uploads])
-            paths = [await to_thread(_stage, upload, target) for upload, target in zip(uploads, targets, strict=True)]
+            max_file = rag.ingestion.options.parse.max_file_bytes
+            paths = [
+                await to_thread(_stage, upload, target, max_file)
+                for upload, target in zip(uploads, targets, strict=True)
+            ]
         finally:
             await form.close()
         return await service.ingest_paths(caller, paths, acl)
@@ -339,12 +343,21 @@ def build_app(
     return app
 
 
-def _stage(upload: Any, target: Path) -> Path:
-    """Copy one uploaded file to *target* in the staging folder (atomically: a partial file never replaces one)."""
+def _stage(upload: Any, target: Path, max_bytes: int) -> Path:
+    """Copy one uploaded file to *target* in the staging folder (atomically: a partial file never replaces
+    one). A file over *max_bytes* (the parse size limit) is refused (413) before or while it is copied."""
+    size = getattr(upload, "size", None)
+    if isinstance(size, int) and size > max_bytes:
+        raise too_large(size, max_bytes)
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.part"
     try:
+        copied = 0
         with tmp.open("wb") as out:
-            shutil.copyfileobj(upload.file, out, 1 << 20)
+            while block := upload.file.read(1 << 20):
+                copied += len(block)
+                if copied > max_bytes:
+                    raise too_large(copied, max_bytes)
+                out.write(block)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ragwright.errors import LimitExceeded
 from ragwright.model.document import Document
 
 
@@ -16,6 +17,8 @@ class SourceItem:
     ``load`` returns raw bytes (parsed by content) or an already structured :class:`Document`
     (records of a JSONL corpus). ``fingerprint`` is the content hash when the source knows it
     without loading (a corpus record's canonical JSON); otherwise ingestion hashes the raw bytes.
+    ``size`` is the byte size when the source knows it without loading (a file's ``stat``): ingestion
+    refuses an item over its size limit before reading a byte of it (:func:`load_within`).
     """
 
     document_id: str
@@ -24,6 +27,24 @@ class SourceItem:
     name_hint: str = ""
     fingerprint: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    size: int | None = None
+
+
+def too_large(size: int, limit: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"file is {size:,} bytes, over the limit of {limit:,} (raise ParseOptions.max_file_bytes to accept it)"
+    )
+
+
+def load_within(item: SourceItem, limit: int) -> bytes | Document:
+    """Load *item* unless it is larger than *limit* bytes: a known ``size`` is checked before loading
+    (nothing is read), the loaded bytes after (a source that cannot tell the size in advance)."""
+    if item.size is not None and item.size > limit:
+        raise too_large(item.size, limit)
+    loaded = item.load()
+    if isinstance(loaded, bytes | bytearray) and len(loaded) > limit:
+        raise too_large(len(loaded), limit)
+    return loaded
 
 
 @runtime_checkable

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ragwright.errors import ConfigError
+from ragwright.errors import ConfigError, ParseError
 from ragwright.sources.base import SourceItem
 
 log = logging.getLogger(__name__)
@@ -22,14 +22,27 @@ DEFAULT_EXCLUDE = (".*", "__pycache__", "node_modules", "*.pyc")
 
 
 def _item(path: Path, inside: Path | None = None) -> SourceItem:
-    """The item of a file; with *inside*, loading refuses a file that resolves outside that folder now
-    (a link planted after the listing)."""
+    """The item of a file, with its size from ``stat`` (ingestion refuses an oversized file unread).
+
+    Loading reads at most that many bytes: a file that grew since is refused rather than read whole.
+    With *inside*, loading refuses a file that resolves outside that folder now (a link planted after
+    the listing)."""
     resolved = path.resolve()
+    try:
+        size: int | None = resolved.stat().st_size
+    except OSError:
+        size = None  # loading reports why the file cannot be read
 
     def load() -> bytes:
         if inside is not None and not path.resolve().is_relative_to(inside):
             raise ConfigError(f"{path} now links outside the folder {inside}; it was not read")
-        return resolved.read_bytes()
+        if size is None:
+            return resolved.read_bytes()
+        with resolved.open("rb") as fh:
+            data = fh.read(size)
+            if fh.read(1):
+                raise ParseError(f"{path} grew while it was being read; ingest it again once it is written")
+        return data
 
     return SourceItem(
         document_id=resolved.as_posix(),
@@ -37,6 +50,7 @@ def _item(path: Path, inside: Path | None = None) -> SourceItem:
         load=load,
         name_hint=resolved.name,
         metadata={"file_name": resolved.name},
+        size=size,
     )
 
 

@@ -33,6 +33,7 @@ class BytesSource:
                 uri=f"memory:{doc_id}",
                 load=functools.partial(bytes, data),
                 name_hint=self.names.get(doc_id, doc_id),
+                size=len(data),
             )
 
     def __len__(self) -> int:

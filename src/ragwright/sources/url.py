@@ -60,6 +60,7 @@ class UrlSource:
             raise ConfigError.invalid("max_redirects", max_redirects, "0 or more")
         self.urls = list(dict.fromkeys(urls))
         self.timeout, self.max_bytes, self.max_redirects = float(timeout), max_bytes, max_redirects
+        self._limit = max_bytes  # the smaller of max_bytes and the ingestion's file size limit
         self.user_agent = user_agent
         self._get_record: Callable[[str], DocumentRecord | None] | None = None
         self._staged: Callable[[str], bytes | None] | None = None
@@ -77,6 +78,10 @@ class UrlSource:
     ) -> None:
         """Called by ingestion: what the store knows of each URL, for conditional requests."""
         self._get_record, self._staged = get_record, staged
+
+    def bind_limit(self, max_bytes: int) -> None:
+        """Called by ingestion with its file size limit: no body larger than it is downloaded."""
+        self._limit = min(self.max_bytes, max_bytes)
 
     def items(self) -> Iterator[SourceItem]:
         for url in self.urls:
@@ -149,8 +154,8 @@ class UrlSource:
                 if known is not None and validators.get("etag") and validators["etag"] == known[1].get("etag"):
                     raise Unchanged(known[0])
                 length = response.headers.get("Content-Length")
-                if length is not None and length.isdigit() and int(length) > self.max_bytes:
-                    raise LimitExceeded(f"{url} is {int(length):,} bytes, over the limit of {self.max_bytes:,}")
+                if length is not None and length.isdigit() and int(length) > self._limit:
+                    raise LimitExceeded(f"{url} is {int(length):,} bytes, over the limit of {self._limit:,}")
                 return self._read(url, response), validators
         raise ParseError(f"{url}: more than {self.max_redirects} redirects")
 
@@ -172,8 +177,8 @@ class UrlSource:
             if not block:
                 return b"".join(chunks)
             size += len(block)
-            if size > self.max_bytes:
-                raise LimitExceeded(f"{url} is over the limit of {self.max_bytes:,} bytes (streamed; not truncated)")
+            if size > self._limit:
+                raise LimitExceeded(f"{url} is over the limit of {self._limit:,} bytes (streamed; not truncated)")
             chunks.append(block)
 
 

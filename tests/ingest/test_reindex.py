@@ -358,3 +358,55 @@ def test_cli_reindex_switches_lists_rejects_and_drops(tmp_path: Path, corpus: Pa
     assert dropped["dropped"] == ["main"] and [c["name"] for c in dropped["collections"]] == ["g2"]
     usage = runner.invoke(main, [*base, "reindex"])
     assert usage.exit_code == 2 and "--embedder" in usage.output
+
+
+_KILLED_REINDEX = """
+import os, signal, sys
+from ragwright.rag import Rag
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
+
+class Dies(HashingEmbedder):
+    def embed_documents(self, texts):
+        os.kill(os.getpid(), signal.SIGKILL)  # killed mid-build
+
+rag = Rag(SqliteStore(sys.argv[1]), HashingEmbedder())
+rag.ingest(sys.argv[2])
+rag.reindex(embedder=Dies(dimension=64, name="test/dies"))
+"""
+
+
+def test_a_reindex_killed_mid_build_leaves_no_collection_behind(
+    tmp_path: Path, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 21 item 10: the half-built collection is dropped at the next open (or reindex)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.db"
+    out = subprocess.run([sys.executable, "-c", _KILLED_REINDEX, str(path), str(corpus)], timeout=120)
+    assert out.returncode == -9
+    raw = sqlite3.connect(path)
+    assert [r[0] for r in raw.execute("SELECT name FROM collections ORDER BY name")] == ["g2", "main"]
+    raw.close()
+    with caplog.at_level("WARNING"), SqliteStore(path) as store:
+        assert [c.name for c in store.collections()] == ["main"]
+        assert store.live_collection == "main" and store.count_chunks() == 12
+    assert "abandoned_build_dropped" in caplog.text
+    raw = sqlite3.connect(path)
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not any(t.endswith("__g2") for t in tables)
+    assert raw.execute("SELECT COUNT(*) FROM rag_metadata WHERE key LIKE '%@g2'").fetchone() == (0,)
+    raw.close()
+
+
+def test_a_build_in_progress_and_a_kept_previous_collection_are_not_dropped(tmp_path: Path, corpus: Path) -> None:
+    path = tmp_path / "s.db"
+    with Rag(SqliteStore(path), HashingEmbedder()) as rag:
+        rag.ingest(corpus)
+        assert rag.reindex(embedder=HashingEmbedder(dimension=64, name="test/hashing-2")).switched
+        building = rag.store.create_collection(note="reindex", building=True)  # this process: alive
+        with SqliteStore(path) as other:
+            names = sorted(c.name for c in other.collections())
+            assert names == sorted(["main", "g2", building])  # previous kept, build in progress kept
+            assert other.drop_abandoned_builds() == []

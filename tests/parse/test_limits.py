@@ -74,3 +74,35 @@ def test_size_limit_and_encrypted_ooxml(shared: Path) -> None:
         parse_bytes("big", b"x" * 100, options=ParseOptions(max_file_bytes=10))
     with pytest.raises(ParseError, match=r"^encrypted"):
         parse_bytes("x", (shared / "docs-corpus" / "xlsx" / "pass_protected.xlsx").read_bytes(), name_hint="a.xlsx")
+
+
+def _gone(pid: int, within_s: float) -> bool:
+    from ragwright.parse.limits import _alive
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+_OWNER = """
+import os, signal, sys
+from ragwright.parse.limits import run_isolated, worker_pids
+run_isolated(os.getpid, timeout_s=60, max_memory_mb=1024)
+print(worker_pids()[0], flush=True)
+os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_the_worker_never_outlives_its_owner(how: str) -> None:
+    """Issue 21 item 10: a crash or a signal that skips atexit leaves no parser process behind."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _OWNER, how], capture_output=True, text=True, timeout=60)
+    assert out.returncode == -getattr(signal, how), out.stderr
+    worker = int(out.stdout.split()[0])
+    assert _gone(worker, 10), f"parser worker {worker} survived its owner's {how}"

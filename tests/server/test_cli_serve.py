@@ -84,3 +84,22 @@ def test_allow_host_adds_names_the_server_answers_to(tmp_path: Path, monkeypatch
     assert seen == {"rag.lan": 200, "rag.lan:8000": 200, "localhost:8000": 200, "evil.example": 400}
     bad = run("serve", "--store", store, "--allow-host", "evil.example/path")
     assert bad.exit_code == 2 and "allowed_hosts" in bad.stderr
+
+
+def test_the_app_stops_its_parser_worker_when_it_shuts_down(tmp_path: Path, shared: Path) -> None:
+    """Issue 21 item 10: ``serve`` stopped by SIGTERM shuts the app down, then uvicorn re-raises the
+    signal (no atexit): the parser helper must go with the app's shutdown."""
+    from ragwright import Rag
+    from ragwright.parse.limits import worker_pids
+    from ragwright.server import create_app
+    from ragwright.stores.memory import MemoryStore
+    from ragwright.testing.doubles import HashingEmbedder
+
+    pdf = next((shared / "docs-corpus" / "pdf").glob("*.pdf"))
+    app = create_app(Rag(MemoryStore(), HashingEmbedder()), {"staging_dir": str(tmp_path / "staging")})
+    with TestClient(app) as client:
+        files = [("files", (pdf.name, pdf.read_bytes(), "application/pdf"))]
+        response = client.post("/ingest", headers={"X-Requested-With": "t"}, files=files)
+        assert response.status_code == 200 and response.json()["added"] == 1
+        assert worker_pids()  # the PDF was parsed in the helper process
+    assert worker_pids() == []

@@ -11,7 +11,8 @@
 Until the switch, every query is served by the live collection; after it, by the new one — a store
 object re-reads the alias when the file changes, and the ``Rag`` that ran the reindex swaps its
 embedder, chunker and store object at once. A failed build or an evaluation below the gate leaves
-the alias where it was, drops the new collection, and says why. The previous collection stays until
+the alias where it was, drops the new collection, and says why; a build killed outright (``SIGKILL``,
+a crash) is dropped the next time the store file is opened or a reindex starts. The previous collection stays until
 :meth:`Rag.drop_collection` (``ragwright reindex --drop-old``).
 """
 
@@ -196,7 +197,10 @@ def _switch(live: Store, target: Store, report: ReindexReport, state: Snapshot) 
 
 def _new_collection(live: Store) -> tuple[Store, str]:
     if hasattr(live, "create_collection") and hasattr(live, "open_collection") and hasattr(live, "drop_collection"):
-        name = live.create_collection(note="reindex")
+        dropped = getattr(live, "drop_abandoned_builds", None)
+        if callable(dropped):
+            dropped()  # what an earlier reindex, killed mid-build, left behind
+        name = live.create_collection(note="reindex", building=True)
         try:
             return live.open_collection(name), name
         except BaseException:

@@ -5,6 +5,12 @@ that parses it. Binary formats are therefore parsed in a separate worker process
 the worker never inherits our threads or open stores) whose address space is capped with
 ``RLIMIT_AS``; a call that runs past its timeout has its worker killed and replaced. The caller gets a
 :class:`~ragwright.errors.LimitExceeded` or :class:`~ragwright.errors.ParseError` — and survives.
+
+The worker never outlives the process that started it: it watches that process (a thread checking
+every :data:`WATCH_INTERVAL_S`) and exits when it is gone — after a crash, a ``SIGKILL``, or a
+``SIGTERM`` whose default action skips ``atexit`` (uvicorn re-raises the signal after its graceful
+shutdown). Its exit closes the last ends of the forkserver's and resource tracker's pipes, so they go
+too. :func:`shutdown` stops it at once (at interpreter exit, and when the HTTP app shuts down).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import atexit
 import contextlib
 import logging
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -30,9 +38,35 @@ _pool: ProcessPoolExecutor | None = None
 _pool_memory: int | None = None
 
 
-def _limit_memory(max_memory_mb: int) -> None:  # runs in the worker
+#: How often a parser worker checks that the process that started it is still alive.
+WATCH_INTERVAL_S = 0.5
+
+
+def _alive(pid: int) -> bool:
+    """Whether process *pid* runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else: not ours any more (the pid was reused)
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc: the signal check is all there is
+
+
+def _watch(owner: int) -> None:  # runs in the worker, on a daemon thread
+    while _alive(owner):
+        time.sleep(WATCH_INTERVAL_S)
+    os._exit(0)  # the owner is gone: nobody will ever send work or collect results
+
+
+def _init_worker(max_memory_mb: int, owner: int) -> None:  # runs in the worker
     import resource
 
+    threading.Thread(target=_watch, args=(owner,), name="ragwright-owner-watch", daemon=True).start()
     limit = max_memory_mb * 1024 * 1024
     with contextlib.suppress(ValueError, OSError):  # a platform without RLIMIT_AS runs unlimited
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -51,7 +85,7 @@ def _get_pool(max_memory_mb: int) -> ProcessPoolExecutor:
         _shutdown_locked()
         context = multiprocessing.get_context("forkserver")
         _pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=context, initializer=_limit_memory, initargs=(max_memory_mb,)
+            max_workers=1, mp_context=context, initializer=_init_worker, initargs=(max_memory_mb, os.getpid())
         )
         _pool_memory = max_memory_mb
     return _pool
@@ -68,10 +102,17 @@ def _shutdown_locked(kill: bool = False) -> None:
     _pool, _pool_memory = None, None
 
 
-def shutdown() -> None:
-    """Stop the parser worker (also runs at interpreter exit)."""
+def shutdown(*, kill: bool = False) -> None:
+    """Stop the parser worker (also runs at interpreter exit); *kill*: at once, even mid-parse. The next
+    isolated parse starts a new one."""
     with _lock:
-        _shutdown_locked()
+        _shutdown_locked(kill=kill)
+
+
+def worker_pids() -> list[int]:
+    """The process ids of the parser workers running now (for tests and diagnostics)."""
+    with _lock:
+        return sorted(getattr(_pool, "_processes", None) or {}) if _pool is not None else []
 
 
 atexit.register(shutdown)

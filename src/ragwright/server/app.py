@@ -114,7 +114,11 @@ def build_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await to_thread(service.sweep_all)  # failed uploads and leftovers a previous run kept
         yield
+        from ragwright.parse.limits import shutdown as stop_parser_worker
+
+        stop_parser_worker(kill=True)  # no request is running: its helper process goes with the app
         if owns_rag:
             rag.close()
 

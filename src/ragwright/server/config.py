@@ -53,6 +53,9 @@ class ServerLimits(_OptionsBase):
     * ``max_body_bytes``: largest JSON request body; ``max_upload_bytes``: largest multipart upload
       (counted while it streams in, refused with 413 as soon as it is exceeded);
     * ``max_files``: files per upload; ``max_top_k``: largest ``top_k`` a caller may ask for;
+    * ``failed_upload_quota_bytes`` / ``failed_upload_ttl_s``: uploads that failed to parse are kept
+      (for a retry) up to this many bytes a tenant and this long; older ones go with their dead letters
+      (see :mod:`ragwright.server.uploads`);
     * ``max_filter_terms``: most comparisons in a request's ``metadata_filter`` (a list value counts one
       per item; at most 512, within what every store's SQL translation accepts): a larger one is a 400;
     * ``max_concurrency``: embedding/LLM requests running at once; a request waits at most
@@ -66,6 +69,8 @@ class ServerLimits(_OptionsBase):
     max_top_k: int = 100
     max_query_chars: int = 4000
     max_filter_terms: int = 256
+    failed_upload_quota_bytes: int = 100 << 20
+    failed_upload_ttl_s: float = 7 * 24 * 3600.0
     max_concurrency: int = 4
     queue_timeout_s: float = 10.0
     request_timeout_s: float = 120.0
@@ -75,6 +80,8 @@ class ServerLimits(_OptionsBase):
         for name in ("max_body_bytes", "max_upload_bytes", "max_files", "max_top_k", "max_query_chars"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("max_filter_terms", self.max_filter_terms, minimum=1)
+        check_int("failed_upload_quota_bytes", self.failed_upload_quota_bytes, minimum=0)
+        check_float("failed_upload_ttl_s", self.failed_upload_ttl_s, lo=0.0)
         if self.max_filter_terms > MAX_FILTER_TERMS:
             raise ConfigError.invalid("max_filter_terms", self.max_filter_terms, f"an integer <= {MAX_FILTER_TERMS}")
         check_int("max_concurrency", self.max_concurrency, minimum=1)

@@ -29,6 +29,7 @@ from ragwright.rag import Rag
 from ragwright.server.auth import AuthError, Caller, require_writer
 from ragwright.server.config import ServerConfig
 from ragwright.server.limits import WorkLimiter, WorkTimeout
+from ragwright.server.uploads import SweepResult, safe_file_name, sweep_uploads, tenant_folders
 
 log = logging.getLogger(__name__)
 
@@ -78,15 +79,6 @@ def options_from_json(base: Any, raw: Any, max_top_k: int, max_filter_terms: int
         if value is not None and value > 10 * max_top_k:
             raise ConfigError.invalid(name, value, f"an integer <= {10 * max_top_k} on this server")
     return options
-
-
-def safe_file_name(name: str | None) -> str:
-    """A file name safe to create in the staging folder (no folders, no hidden files, no odd characters)."""
-    base = re.split(r"[\\/]", name or "")[-1].strip()
-    base = re.sub(r"[^\w.\- ]+", "_", base).lstrip(". ")[:150]
-    if not base or not re.search(r"\w", base):
-        raise ConfigError(f"upload file name {name!r} is not usable: give the file a name such as notes.md")
-    return base
 
 
 class Service:
@@ -273,7 +265,24 @@ class Service:
         from ragwright.sources import FileListSource
 
         report = await self._ingest(caller, FileListSource(list(paths)), acl)
+        async with self._lock():  # no ingestion of this server runs while the folder is swept
+            swept = await to_thread(self.sweep, self.staging_folder(caller))
+        self.ledger(caller)["failed_uploads_removed"] += len(swept.failed_removed)
         return {**report.to_dict(), "document_ids": [p.resolve().as_posix() for p in paths]}
+
+    def sweep(self, folder: Path) -> SweepResult:
+        """Keep one tenant's failed uploads within the quota and age limits (:mod:`~ragwright.server.uploads`)."""
+        return sweep_uploads(
+            self.rag.store,
+            folder,
+            quota_bytes=self.limits.failed_upload_quota_bytes,
+            ttl_s=self.limits.failed_upload_ttl_s,
+        )
+
+    def sweep_all(self) -> None:
+        """Sweep every tenant folder (at start-up: what a previous run left)."""
+        for folder in tenant_folders(self.staging_dir):
+            self.sweep(folder)
 
     async def ingest_source(self, caller: Caller, name: str, acl: list[str] | None) -> dict[str, Any]:
         """Ingest a configured source into the caller's tenant, as that tenant's own copy: its document ids

@@ -7,11 +7,18 @@ one transaction. A store object re-reads the alias whenever the file changed (``
 so readers follow a switch without reopening — unless the new collection was embedded with another
 model than the one this store object was bound with: such a store keeps reading its collection (still
 valid until it is dropped) and refuses writes, with an error saying to reopen with the new model.
+
+A collection created to be built (``create_collection(building=True)``, a reindex) names its builder
+(host, process id and start time) until the alias moves to it. When that process is gone — a reindex
+killed mid-build — the half-built collection is dropped the next time the file is opened or a reindex
+starts (:meth:`SqliteCollections.drop_abandoned_builds`, logged as ``abandoned_build_dropped``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -29,6 +36,44 @@ if TYPE_CHECKING:
     from ragwright.stores.sqlite.transaction import Transaction
 
 log = logging.getLogger(__name__)
+
+#: The ``rag_metadata`` key (per collection) naming the process building a collection.
+BUILDER_KEY = "building"
+
+
+def _proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command name (state first), or [] when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()
+    except OSError:
+        return []
+
+
+def builder_tag() -> str:
+    """This process as a collection's builder: ``host:pid:start time`` (clock ticks since boot)."""
+    fields = _proc_stat(os.getpid())
+    started = fields[19].decode() if len(fields) > 19 else ""
+    return f"{socket.gethostname()}:{os.getpid()}:{started}"
+
+
+def builder_gone(tag: str) -> bool:
+    """Whether the builder named by *tag* has ended (only a builder on this host can be checked; a
+    process id reused by another process, or a zombie, counts as ended)."""
+    host, pid_text, started = ([*tag.rsplit(":", 2), "", ""])[:3]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # someone else's process: the start time tells whether it is our builder
+    fields = _proc_stat(pid)
+    if not fields:
+        return False  # no /proc: alive as far as we can tell
+    return fields[0] in (b"Z", b"X") or (bool(started) and len(fields) > 19 and fields[19].decode() != started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,8 +255,11 @@ class SqliteCollections:
                 )
         return out
 
-    def create_collection(self, note: str = "") -> str:
-        """A new, empty physical collection beside the others (not live); returns its name."""
+    def create_collection(self, note: str = "", *, building: bool = False) -> str:
+        """A new, empty physical collection beside the others (not live); returns its name.
+
+        *building*: this process is about to build it; if the process ends before the alias moves to
+        it, the collection is dropped as abandoned (see the module docstring)."""
         with self._transaction():
             names = [r[0] for r in self._conn.execute("SELECT name FROM collections")]
             numbers = [int(n[1:]) for n in names if n.startswith("g") and n[1:].isdigit()]
@@ -221,7 +269,36 @@ class SqliteCollections:
             )
             for statement in collection_schema(Tables.of(name)):
                 self._conn.execute(statement)
+            if building:
+                self._set_meta(Tables.of(name).meta_key(BUILDER_KEY), builder_tag())
         return name
+
+    def drop_abandoned_builds(self) -> list[str]:
+        """Drop the collections whose builder process ended before the alias moved to them (a reindex
+        killed mid-build); returns their names. A build still running, or on another host, is kept."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, value FROM rag_metadata WHERE key LIKE ?", (f"{BUILDER_KEY}@%",)
+            ).fetchall()
+        gone = [str(k).split("@", 1)[1] for k, v in rows if builder_gone(str(v))]
+        dropped = []
+        for name in gone:
+            with self._transaction():
+                tag = self._meta(Tables.of(name).meta_key(BUILDER_KEY))
+                if tag is None or not builder_gone(tag) or name == self._alias_target():
+                    continue
+                self._drop_tables(Tables.of(name))
+                self._conn.execute("DELETE FROM collections WHERE name = ?", (name,))
+                self._conn.execute("UPDATE aliases SET previous = NULL WHERE previous = ?", (name,))
+                self._conn.execute("DELETE FROM rag_metadata WHERE key LIKE ?", (f"%@{name}",))
+                self._local_writes += 1
+            dropped.append(name)
+            log.warning("abandoned_build_dropped: %s: collection %s (its builder %s ended)", self.path, name, tag)
+        if dropped:
+            with self._lock:
+                self._followed_at = None
+            self.prune_staging()
+        return dropped
 
     def open_collection(self, name: str) -> SqliteStore:
         """A store object (its own connection) pinned to the physical collection *name*: it never follows
@@ -259,6 +336,7 @@ class SqliteCollections:
                 "UPDATE aliases SET collection = ?, previous = ?, switched_at = ? WHERE alias = ?",
                 (name, previous, time.time(), LIVE_ALIAS),
             )
+            self._conn.execute("DELETE FROM rag_metadata WHERE key = ?", (Tables.of(name).meta_key(BUILDER_KEY),))
             self._bump_index_version()
             self._local_writes += 1
         with self._lock:
@@ -278,7 +356,7 @@ class SqliteCollections:
             self._conn.execute("DELETE FROM collections WHERE name = ?", (name,))
             self._conn.execute("UPDATE aliases SET previous = NULL WHERE previous = ?", (name,))
             t = Tables.of(name)
-            for key in ("embedding_model", "embedding_dimension"):
+            for key in ("embedding_model", "embedding_dimension", BUILDER_KEY):
                 self._conn.execute("DELETE FROM rag_metadata WHERE key = ?", (t.meta_key(key),))
             self._local_writes += 1
         with self._lock:

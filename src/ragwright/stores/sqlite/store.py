@@ -111,6 +111,10 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 f"{self.path} is not a readable ragwright store ({exc}); it was left untouched — "
                 "move it aside or choose another store path"
             ) from exc
+        try:
+            self.drop_abandoned_builds()  # a reindex killed mid-build leaves no half-built collection
+        except (StoreError, sqlite3.Error) as exc:  # never a reason not to open the store
+            log.warning("abandoned_build_check_failed: %s: %s", self.path, exc)
 
     # -- setup -------------------------------------------------------------------------------------
     def _init_schema(self, collection: str | None) -> None:

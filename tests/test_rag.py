@@ -6,6 +6,7 @@ import pytest
 
 from ragwright import Identity, MinScoreSpec, Rag, RagOptions, RetrievalOptions
 from ragwright.errors import ConfigError
+from ragwright.options import EnsembleOptions
 from ragwright.sources import BytesSource
 from ragwright.stores.memory import MemoryStore
 from ragwright.testing.doubles import HashingEmbedder
@@ -29,7 +30,8 @@ def test_search_returns_explained_results(rag: Rag) -> None:
     assert results[0].document_id == "refunds.md"
     top = results[0]
     assert top.arms["dense"].rank == 1 and top.arms["bm25"].rank == 1
-    assert top.score == pytest.approx(2 / 61)  # RRF: rank 1 in both arms
+    # Convex fusion (the default): 0.7 x the cosine + 0.3 x the keyword score relative to the best (1.0 here).
+    assert top.score == pytest.approx(0.7 * top.arms["dense"].score + 0.3)
     assert len(rag.search("refund", top_k=1)) == 1
 
 
@@ -117,9 +119,11 @@ def test_remove_and_status(rag: Rag) -> None:
 
 def test_hybrid_is_the_facade_default_and_explains_fusion(rag: Rag) -> None:
     results = rag.search("gift cards refunded")
-    assert results[0].fusion == "rrf"
+    assert results[0].fusion == "convex"
     assert set(results[0].arms) <= {"dense", "bm25"} and "bm25" in results[0].arms
-    assert all(r.score < 0.05 for r in results)  # RRF values are ordinal, about 1/60 per arm
+    assert all(r.score <= 1.0 for r in results)  # 0.7 x cosine + 0.3 x relative keyword score
+    rrf = rag.search("gift cards refunded", ensemble=EnsembleOptions(method="rrf"))
+    assert rrf[0].fusion == "rrf" and all(r.score < 0.05 for r in rrf)  # ordinal, about 1/60 per arm
 
 
 def test_keyword_only_and_dense_only_modes(rag: Rag) -> None:

@@ -80,10 +80,11 @@ class _Group(click.Group):
 @click.option(
     "--keyword-analyzer",
     "analyzer",
-    type=click.Choice(["default", "english"]),
-    default="default",
+    type=click.Choice(["auto", "default", "english"]),
+    default="auto",
     show_default=True,
-    help="BM25 analyzer: Unicode words + CJK bigrams, or English stemming + stop words.",
+    help="BM25 analyzer: auto (each text's own language: stop words, Snowball stems, identifiers kept "
+    "whole), default (language-neutral words + CJK bigrams) or english.",
 )
 @click.version_option(package_name="ragwright")
 @click.pass_context

@@ -24,7 +24,7 @@ class _WorkerArgs:
     schema: str
 
 
-def _open_store(args: _WorkerArgs, analyzer: str = "default") -> Any:
+def _open_store(args: _WorkerArgs, analyzer: str = "auto") -> Any:
     from ragwright.stores.postgres import PostgresOptions, PostgresStore, is_dsn
 
     if not is_dsn(args.dsn):

@@ -55,11 +55,20 @@ class MissingDependencyError(RagwrightError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
     def __init__(self, module: str, extra: str, purpose: str = "") -> None:
+        """*extra* names the pip extra that brings *module*; ``""`` for a base dependency (then the message
+        says to repair the install instead)."""
         what = f" (needed for {purpose})" if purpose else ""
-        super().__init__(
-            f"the optional dependency {module!r} is not installed{what}; "
-            f"install it with: pip install 'ragwright[{extra}]'"
-        )
+        if extra:
+            message = (
+                f"the optional dependency {module!r} is not installed{what}; "
+                f"install it with: pip install 'ragwright[{extra}]'"
+            )
+        else:
+            message = (
+                f"{module!r} is not installed{what}, but ragwright requires it; "
+                "repair the install: pip install --force-reinstall ragwright"
+            )
+        super().__init__(message)
         self.module = module
         self.extra = extra
 

@@ -166,7 +166,7 @@ class Rag(RagAdmin):
         *,
         collection: str | None = None,
         embedder: Embedder | None = None,
-        keyword_analyzer: str = "default",
+        keyword_analyzer: str = "auto",
         **kwargs: Any,
     ) -> Rag:
         """Open (or create) the SQLite store at *path*, or the PostgreSQL store a ``postgresql://`` URI names."""

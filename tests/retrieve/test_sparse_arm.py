@@ -93,7 +93,7 @@ def test_sparse_arm_joins_hybrid_and_finds_expansions(store: MemoryStore | Sqlit
     rag = make(store)
     results = rag.search("money back", top_k=3)  # Rag's default is hybrid
     assert results[0].chunk.document_id == "refunds"
-    assert "sparse" in results[0].arms and results[0].fusion == "rrf"
+    assert "sparse" in results[0].arms and results[0].fusion == "convex"
     only = rag.search("money", top_k=3, use_dense_search=False, use_keyword_search=False)
     assert [r.chunk.document_id for r in only] == ["refunds"] and set(only[0].arms) == {"sparse"}
     off = rag.search("money back", top_k=3, use_sparse_search=False)

@@ -40,7 +40,7 @@ def run_beir_eval(
     depth: int = 100,
     report_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
-    keyword_analyzer: str = "default",
+    keyword_analyzer: str = "auto",
 ) -> tuple[dict[str, Any], str]:
     """Ingest (once) and evaluate *configs* on a BEIR dataset; returns (JSON payload, table text)."""
     from ragwright.rag import Rag

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragwright.errors import ConfigError
-from ragwright.options import EnsembleOptions, RetrievalOptions
+from ragwright.options import EnsembleOptions, FeedbackOptions, RetrievalOptions
 
 #: Presets by name → option overrides. Later retrieval stages add theirs here.
 PRESETS: dict[str, Mapping[str, Any]] = {
@@ -37,18 +37,23 @@ class EvalConfig:
         changed = {
             f: getattr(self.options, f)
             for f in RetrievalOptions.field_names()
-            if getattr(self.options, f) != getattr(defaults, f) and f not in ("metadata_filter", "filter", "ensemble")
+            if getattr(self.options, f) != getattr(defaults, f)
+            and f not in ("metadata_filter", "filter", "ensemble", "feedback")
         }
         if self.options.ensemble is not None:
             changed["ensemble"] = {f: getattr(self.options.ensemble, f) for f in EnsembleOptions.field_names()}
+        if self.options.feedback is not None:
+            changed["feedback"] = {f: getattr(self.options.feedback, f) for f in FeedbackOptions.field_names()}
         return {"name": self.name, "options": changed}
 
 
 def _ensemble(values: dict[str, Any]) -> dict[str, Any]:
-    """``ensemble.<field>=value`` keys build an :class:`EnsembleOptions`."""
-    fields = {k.split(".", 1)[1]: values.pop(k) for k in [k for k in values if k.startswith("ensemble.")]}
-    if fields:
-        values["ensemble"] = EnsembleOptions.from_dict(fields)
+    """``ensemble.<field>=value`` keys build an :class:`EnsembleOptions`, ``feedback.<field>=value`` keys a
+    :class:`FeedbackOptions` (``feedback=true`` alone: its defaults)."""
+    for prefix, cls in (("ensemble", EnsembleOptions), ("feedback", FeedbackOptions)):
+        fields = {k.split(".", 1)[1]: values.pop(k) for k in [k for k in values if k.startswith(prefix + ".")]}
+        if values.get(prefix) is True or fields:
+            values[prefix] = cls.from_dict(fields)
     return values
 
 

@@ -11,6 +11,10 @@ left as whole runs: bigramming is not the accepted treatment for them.
 :class:`EnglishAnalyzer` adds Lucene's English stop words and the Snowball English stemmer
 (PyStemmer, a C extension).
 
+``"auto"`` (:class:`~ragwright.index.multilingual.LanguageAnalyzer`, the default of every store) indexes
+each text with the stop words and stemmer of its own language and keeps identifiers such as
+``INV-2024-0042`` whole; it is what :data:`DEFAULT_ANALYZER` names.
+
 Every analyzer has a stable, versioned :attr:`~Analyzer.name`; an index snapshot records it, and a
 snapshot is only loaded with the same analyzer. Change the name whenever the terms an analyzer
 produces change.
@@ -22,17 +26,25 @@ import importlib
 import re
 import threading
 import unicodedata
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
 from ragwright.errors import ConfigError, MissingDependencyError
 
 __all__ = [
+    "DEFAULT_ANALYZER",
     "ENGLISH_STOP_WORDS",
     "Analyzer",
     "DefaultAnalyzer",
     "EnglishAnalyzer",
+    "LanguageAwareAnalyzer",
+    "analyzer_names",
     "get_analyzer",
+    "tokenize",
 ]
+
+#: The analyzer stores use unless told otherwise: language-aware (``ragwright.index.multilingual``).
+DEFAULT_ANALYZER: Final = "auto"
 
 
 @runtime_checkable
@@ -42,6 +54,16 @@ class Analyzer(Protocol):
     name: str
 
     def __call__(self, text: str) -> list[str]: ...
+
+
+@runtime_checkable
+class LanguageAwareAnalyzer(Analyzer, Protocol):
+    """An analyzer that indexes each text in its own language and analyses queries against the
+    languages of the index (``LanguageAnalyzer``). ``__call__`` detects the language itself."""
+
+    def index_terms(self, text: str, language: str | None) -> list[str]: ...
+
+    def query_terms(self, query: str, languages: Mapping[str, int]) -> list[str]: ...
 
 
 # Characters that are bigrammed: Han (URO, extension A, B-I, compatibility ideographs and their
@@ -107,7 +129,7 @@ def _word_pattern() -> re.Pattern[str]:
 _CJK_SPLIT: Final = re.compile(f"[{_CJK_RANGES}]+|[^{_CJK_RANGES}]+")
 
 
-def _tokenize(text: str) -> list[str]:
+def tokenize(text: str) -> list[str]:
     """Case-folded letter/digit runs; CJK runs turned into overlapping bigrams."""
     if text.isascii():  # the fast path: no marks, no CJK, and casefold is lower
         return _ASCII_RUN.findall(text.lower())
@@ -134,7 +156,7 @@ class DefaultAnalyzer:
     name: str = "default/1"
 
     def __call__(self, text: str) -> list[str]:
-        return _tokenize(text)
+        return tokenize(text)
 
     def __repr__(self) -> str:
         return f"DefaultAnalyzer(name={self.name!r})"
@@ -189,7 +211,7 @@ class EnglishAnalyzer:
         try:
             stemmer_module: Any = importlib.import_module("Stemmer")
         except ImportError as exc:  # pragma: no cover - PyStemmer is a base dependency
-            raise MissingDependencyError("PyStemmer", "english", "English stemming") from exc
+            raise MissingDependencyError("PyStemmer", "", "English stemming") from exc
         self._stemmer: Any = stemmer_module.Stemmer("english")
         self._cache: dict[str, str] = {}
         self._stop = ENGLISH_STOP_WORDS
@@ -206,7 +228,7 @@ class EnglishAnalyzer:
     def __call__(self, text: str) -> list[str]:
         cache, stop = self._cache, self._stop
         out: list[str] = []
-        for token in _tokenize(text):
+        for token in tokenize(text):
             if token in stop:
                 continue
             stem = cache.get(token)
@@ -217,20 +239,31 @@ class EnglishAnalyzer:
         return f"EnglishAnalyzer(name={self.name!r})"
 
 
-_ANALYZERS: Final[dict[str, type[DefaultAnalyzer] | type[EnglishAnalyzer]]] = {
-    "default": DefaultAnalyzer,
-    "english": EnglishAnalyzer,
+def _language_analyzer() -> Analyzer:
+    from ragwright.index.multilingual import LanguageAnalyzer
+
+    return LanguageAnalyzer()
+
+
+_ANALYZERS: Final[dict[str, tuple[str, Callable[[], Analyzer]]]] = {
+    "auto": ("auto/1", _language_analyzer),
+    "default": (DefaultAnalyzer.name, DefaultAnalyzer),
+    "english": (EnglishAnalyzer.name, EnglishAnalyzer),
 }
 
 
+def analyzer_names() -> tuple[str, ...]:
+    """The analyzers :func:`get_analyzer` knows, by base name (``"auto"`` first: the default)."""
+    return tuple(_ANALYZERS)
+
+
 def get_analyzer(name: str) -> Analyzer:
-    """The analyzer called *name*: ``"default"`` or ``"english"`` (or their versioned names)."""
-    base, _, version = name.partition("/")
-    factory = _ANALYZERS.get(base)
-    if factory is not None:
-        analyzer: Analyzer = factory()
-        if not version or analyzer.name == name:
-            return analyzer
-    versions = ", ".join(f.name for f in _ANALYZERS.values())
+    """The analyzer called *name*: ``"auto"`` (language-aware, the default), ``"default"``
+    (language-neutral) or ``"english"``, or one of their versioned names (``"auto/1"``)."""
+    base, _, version = name.partition("/") if isinstance(name, str) else ("", "", "")
+    entry = _ANALYZERS.get(base)
+    if entry is not None and (not version or entry[0] == name):
+        return entry[1]()
+    versions = ", ".join(current for current, _ in _ANALYZERS.values())
     accepted = f"one of {', '.join(_ANALYZERS)} (current versions: {versions})"
     raise ConfigError.invalid("analyzer", name, accepted)

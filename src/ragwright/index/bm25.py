@@ -8,7 +8,10 @@ Scoring is Lucene's BM25 (what ``bm25s`` calls ``method="lucene"``)::
 with ``N``, ``df`` and ``avgdl`` the statistics of the *current* collection, so an index built
 incrementally scores exactly like one rebuilt from its final contents. (Lucene ≥ 8 and bm25s leave
 out the constant ``(k1 + 1)`` factor of the textbook formula; rankings are the same either way.)
-A query term that occurs twice counts twice, as in bm25s.
+A query term that occurs twice counts twice, as in bm25s. A query may also be given already analysed,
+as a mapping of terms to weights (what pseudo-relevance feedback builds): each term then counts with its
+weight. A language-aware analyzer (the default, ``"auto"``) analyses each indexed text in its own
+language (given with the text, or detected) and a query for the languages the index holds.
 
 Layout. Each term has a postings list: document slots (``int32``) and term frequencies
 (``float32``). Upserts append to a pending buffer; the first search after a change merges it into
@@ -26,14 +29,15 @@ import math
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ragwright.errors import ConfigError
 from ragwright.index._ranking import RankedIndex
-from ragwright.index.analyzers import Analyzer, get_analyzer
+from ragwright.index.analyzers import Analyzer, LanguageAwareAnalyzer, get_analyzer
+from ragwright.index.language import detect_language
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +47,7 @@ if TYPE_CHECKING:
     F32 = npt.NDArray[np.float32]
     F64 = npt.NDArray[np.float64]
 
-__all__ = ["Bm25Index"]
+__all__ = ["Bm25Index", "KeywordQuery"]
 
 _COMPACT_FRACTION = 0.25  # compact once this share of the slots is tombstoned
 
@@ -75,7 +79,11 @@ class _View:
         return got
 
 
-class Bm25Index(RankedIndex[str]):
+#: A keyword query: text (analysed here), or analysed terms with weights (pseudo-relevance feedback).
+KeywordQuery: TypeAlias = "str | Mapping[str, float]"
+
+
+class Bm25Index(RankedIndex["KeywordQuery"]):
     """BM25 over chunk ids and texts; upsert, remove and search from any thread."""
 
     scale = "BM25"
@@ -90,7 +98,9 @@ class Bm25Index(RankedIndex[str]):
         if isinstance(analyzer, str):
             analyzer = get_analyzer(analyzer)
         elif not (callable(analyzer) and isinstance(getattr(analyzer, "name", None), str)):
-            raise ConfigError.invalid("analyzer", analyzer, "'default', 'english' or an Analyzer (name + __call__)")
+            raise ConfigError.invalid(
+                "analyzer", analyzer, "'auto', 'default', 'english' or an Analyzer (name + __call__)"
+            )
         self._analyzer: Analyzer = analyzer
         self._k1 = float(k1)
         self._b = float(b)
@@ -101,6 +111,8 @@ class Bm25Index(RankedIndex[str]):
         self._slot_of: dict[str, int] = {}
         self._dl = array("q")  # slot -> document length in tokens (a flat buffer numpy copies at once)
         self._doc_terms: list[I32 | None] = []  # slot -> its distinct term ids (None once removed)
+        self._lang: list[str | None] = []  # slot -> the language its text was analysed in
+        self._languages: Counter[str] = Counter()  # live texts per known language
         self._total_len = 0
         self._dead: list[int] = []
         self._pending: list[tuple[int, I32, F32]] = []  # (slot, term ids, tfs) not yet in postings
@@ -138,20 +150,33 @@ class Bm25Index(RankedIndex[str]):
 
     # -- mutations ------------------------------------------------------------------------------
 
-    def upsert(self, items: Iterable[tuple[str, str]]) -> None:
-        """Index ``(chunk_id, text)`` pairs; a chunk id already present is replaced."""
-        analyzed = [(str(cid), Counter(self._analyzer(text))) for cid, text in items]  # outside the lock
+    def upsert(self, items: Iterable[tuple[str, str] | tuple[str, str, str | None]]) -> None:
+        """Index ``(chunk_id, text)`` or ``(chunk_id, text, language)`` tuples; a chunk id already present
+        is replaced. *language* (an ISO 639-1 code, ``None`` when unknown) is what a language-aware
+        analyzer stems the text with; without it such an analyzer detects the language itself."""
+        analyzer = self._analyzer
+        analyzed: list[tuple[str, Counter[str], str | None]] = []
+        for item in items:  # analysed outside the lock
+            cid, text = str(item[0]), item[1]
+            language = item[2] if len(item) > 2 else None
+            if isinstance(analyzer, LanguageAwareAnalyzer):
+                if language is None:
+                    language = detect_language(text)
+                terms = analyzer.index_terms(text, language)
+            else:
+                terms = analyzer(text)
+            analyzed.append((cid, Counter(terms), language))
         if analyzed:
             self._add_counts(analyzed)
 
-    def _add_counts(self, docs: list[tuple[str, Counter[str]]]) -> None:
+    def _add_counts(self, docs: list[tuple[str, Counter[str], str | None]]) -> None:
         import numpy as np
 
         with self._lock:
             vocab = self._vocab
             removed: list[I32] = []
             new_tids: list[I32] = []
-            for cid, counts in docs:
+            for cid, counts, language in docs:
                 old = self._slot_of.get(cid)
                 if old is not None:
                     removed.append(self._kill(old))
@@ -170,6 +195,9 @@ class Bm25Index(RankedIndex[str]):
                 self._dl.append(length)
                 self._total_len += length
                 self._doc_terms.append(tid_arr)
+                self._lang.append(language)
+                if language:
+                    self._languages[language] += 1
                 self._pending.append((slot, tid_arr, tf_arr))
                 new_tids.append(tid_arr)
             self._adjust_df(new_tids, +1)
@@ -200,6 +228,11 @@ class Bm25Index(RankedIndex[str]):
         terms = self._doc_terms[slot]
         assert terms is not None, "only live slots are in slot_of"
         self._doc_terms[slot] = None
+        language = self._lang[slot]
+        if language:
+            self._languages[language] -= 1
+            if self._languages[language] <= 0:
+                del self._languages[language]
         self._total_len -= self._dl[slot]
         self._dead.append(slot)
         return terms
@@ -277,6 +310,7 @@ class Bm25Index(RankedIndex[str]):
         self._slot_of = {cid: i for i, cid in enumerate(self._ids)}
         self._dl = array("q", np.frombuffer(self._dl, dtype=np.int64)[live].tobytes())
         self._doc_terms = [self._doc_terms[i] for i in live]
+        self._lang = [self._lang[i] for i in live]
         self._dead = []
 
     def _freeze(self) -> _View:
@@ -300,7 +334,22 @@ class Bm25Index(RankedIndex[str]):
 
     # -- queries --------------------------------------------------------------------------------
 
-    def _dense_scores(self, view: _View, query: str) -> F64 | None:
+    def query_terms(self, query: str) -> list[str]:
+        """The terms *query* is analysed into: a language-aware analyzer analyses it for its own
+        language and the languages of the indexed texts."""
+        if isinstance(self._analyzer, LanguageAwareAnalyzer):
+            with self._lock:
+                languages = dict(self._languages)
+            return self._analyzer.query_terms(query, languages)
+        return self._analyzer(query)
+
+    @property
+    def languages(self) -> dict[str, int]:
+        """How many live texts were analysed in each (known) language."""
+        with self._lock:
+            return dict(self._languages)
+
+    def _dense_scores(self, view: _View, query: KeywordQuery) -> F64 | None:
         """Scores of every slot (tombstones included), or ``None`` when no query term is indexed.
 
         One ``bincount`` over the concatenated postings of the query terms: per slot, the terms are
@@ -309,16 +358,17 @@ class Bm25Index(RankedIndex[str]):
         import numpy as np
 
         vocab, n_terms, df = self._vocab, len(view.slots), view.df
-        counts: Counter[int] = Counter()
-        for term in self._analyzer(query):
+        counts: dict[int, float] = {}
+        weighted = query if isinstance(query, Mapping) else Counter(self.query_terms(query))
+        for term, weight in weighted.items():
             tid = vocab.get(term)
-            if tid is not None and tid < n_terms and df[tid] > 0:
-                counts[tid] += 1
+            if tid is not None and tid < n_terms and df[tid] > 0 and weight > 0:
+                counts[tid] = counts.get(tid, 0.0) + weight
         if not counts:
             return None
         slots = np.concatenate([view.slots[tid] for tid in counts])
         weights = np.concatenate(
-            [view.contribution(tid) * np.float32(n) if n > 1 else view.contribution(tid) for tid, n in counts.items()]
+            [view.contribution(tid) * np.float32(n) if n != 1 else view.contribution(tid) for tid, n in counts.items()]
         )
         return cast("F64", np.bincount(slots, weights=weights, minlength=view.n_slots))
 

@@ -3,7 +3,8 @@
 The file holds the live documents only (tombstones are dropped, slots renumbered) in a CSC-like
 layout: ``indptr`` over the terms, then the postings' document numbers and term frequencies; chunk ids
 and terms are UTF-8 blobs with offsets. ``meta`` is JSON: the format name and version, the analyzer's
-versioned name, ``k1`` and ``b``. A snapshot is refused (:class:`~ragwright.errors.ConfigError`) when
+versioned name, ``k1``, ``b`` and the languages the texts were analysed in (``doc_lang`` indexes that
+list per document, -1 for unknown). A snapshot is refused (:class:`~ragwright.errors.ConfigError`) when
 its format version or analyzer differs from the loading code's, and reported as a
 :class:`~ragwright.errors.StoreError` when it is unreadable or inconsistent.
 """
@@ -15,6 +16,7 @@ import json
 import os
 import tempfile
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -32,8 +34,19 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_snapshot", "save_snapshot"]
 
 FORMAT: Final = "ragwright.bm25"
-FORMAT_VERSION: Final = 1
-_ARRAYS: Final = ("meta", "ids", "ids_offsets", "terms", "terms_offsets", "doc_len", "indptr", "post_slots", "post_tf")
+FORMAT_VERSION: Final = 2
+_ARRAYS: Final = (
+    "meta",
+    "ids",
+    "ids_offsets",
+    "terms",
+    "terms_offsets",
+    "doc_len",
+    "doc_lang",
+    "indptr",
+    "post_slots",
+    "post_tf",
+)
 
 
 def _encode(strings: Sequence[str]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
@@ -63,6 +76,9 @@ def save_snapshot(index: Bm25Index, path: str | PathLike[str]) -> None:
         live = np.flatnonzero(alive)
         ids = [view.ids[s] for s in live.tolist()]
         doc_len = np.frombuffer(index._dl, dtype=np.int64)[live]
+        languages = sorted({lang for lang in index._lang if lang})
+        code_of = {lang: i for i, lang in enumerate(languages)}
+        doc_lang = np.array([code_of.get(index._lang[s] or "", -1) for s in live.tolist()], dtype=np.int16)
         terms: list[str] = []
         slot_parts: list[npt.NDArray[np.int32]] = []
         tf_parts: list[npt.NDArray[np.float32]] = []
@@ -72,7 +88,7 @@ def save_snapshot(index: Bm25Index, path: str | PathLike[str]) -> None:
                 terms.append(term)
                 slot_parts.append(renumber[slots[keep]])
                 tf_parts.append(tfs[keep])
-        meta = {"format": FORMAT, "version": FORMAT_VERSION, "analyzer": index.analyzer_name}
+        meta = {"format": FORMAT, "version": FORMAT_VERSION, "analyzer": index.analyzer_name, "languages": languages}
         meta |= {"k1": index.k1, "b": index.b}
     indptr = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum([p.size for p in slot_parts], out=indptr[1:])
@@ -86,6 +102,7 @@ def save_snapshot(index: Bm25Index, path: str | PathLike[str]) -> None:
         "terms": terms_blob,
         "terms_offsets": terms_offsets,
         "doc_len": doc_len,
+        "doc_lang": doc_lang,
         "indptr": indptr,
         "post_slots": np.concatenate(slot_parts) if slot_parts else empty_i,
         "post_tf": (np.concatenate(tf_parts) if tf_parts else empty_f).astype(np.int32),
@@ -158,12 +175,18 @@ def load_snapshot(cls: type[Bm25Index], path: str | PathLike[str], analyzer: Ana
     ids = _decode(z["ids"], z["ids_offsets"])
     terms = _decode(z["terms"], z["terms_offsets"])
     doc_len = z["doc_len"].astype(np.int64)
+    languages = meta.get("languages", [])
+    doc_lang = z["doc_lang"].astype(np.int64)
     indptr = z["indptr"].astype(np.int64)
     post_slots = z["post_slots"].astype(np.int32)
     post_tf = z["post_tf"].astype(np.float32)
     n_docs, n_terms = len(ids), len(terms)
     consistent = (
         doc_len.shape == (n_docs,)
+        and doc_lang.shape == (n_docs,)
+        and isinstance(languages, list)
+        and all(isinstance(lang, str) and lang for lang in languages)
+        and (n_docs == 0 or (int(doc_lang.min()) >= -1 and int(doc_lang.max()) < len(languages)))
         and indptr.shape == (n_terms + 1,)
         and indptr[0] == 0
         and bool(np.all(np.diff(indptr) > 0))
@@ -174,7 +197,8 @@ def load_snapshot(cls: type[Bm25Index], path: str | PathLike[str], analyzer: Ana
     )
     if not consistent:
         raise StoreError(f"{path}: the BM25 snapshot is inconsistent (damaged or hand-edited); rebuild the index")
-    _restore(index, ids, terms, doc_len, indptr, post_slots, post_tf)
+    langs: list[str | None] = [languages[i] if i >= 0 else None for i in doc_lang.tolist()]
+    _restore(index, ids, terms, doc_len, langs, indptr, post_slots, post_tf)
     return index
 
 
@@ -183,6 +207,7 @@ def _restore(
     ids: list[str],
     terms: list[str],
     doc_len: npt.NDArray[np.int64],
+    langs: list[str | None],
     indptr: npt.NDArray[np.int64],
     post_slots: npt.NDArray[np.int32],
     post_tf: npt.NDArray[np.float32],
@@ -204,6 +229,8 @@ def _restore(
         index._dl = array("q", doc_len.astype(np.int64).tobytes())
         index._total_len = int(doc_len.sum())
         index._doc_terms = list(np.split(term_of[by_doc], np.cumsum(per_doc)[:-1])) if n_docs else []
+        index._lang = langs
+        index._languages = Counter(lang for lang in langs if lang)
         index._slots = [post_slots[a:z] for a, z in pairs]
         index._tfs = [post_tf[a:z] for a, z in pairs]
         index._dead = []

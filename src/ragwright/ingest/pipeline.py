@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import ParseError, RagwrightError
+from ragwright.index.language import chunk_languages
 from ragwright.ingest.changes import children_intact, reconcile
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
@@ -345,8 +346,16 @@ class IngestPipeline:
         if parent is not None:
             base["parent_document_id"] = item.document_id
         out = []
-        for c in self.chunker.chunk(document):
+        chunks = self.chunker.chunk(document)
+        # The language each chunk is written in (seed 003 §1): what BM25 stems it with, and a filter key.
+        # Metadata that already names one (the user's, the source's or the parser's) is kept.
+        detected: list[str | None] = (
+            [None] * len(chunks) if "language" in base else chunk_languages([c.text for c in chunks])
+        )
+        for c, language in zip(chunks, detected, strict=True):
             meta = {**base, **c.metadata}
+            if language is not None and "language" not in meta:
+                meta["language"] = language
             out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
         return out
 

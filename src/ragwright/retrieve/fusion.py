@@ -1,14 +1,16 @@
 """Fusion of ranked lists from several search arms: pure functions keyed by chunk id.
 
 Every fused hit keeps each arm's rank and score (explainable fusion). RRF uses only ranks, so its
-scores are ordinal (about ``1/60`` per arm) and are never compared with ``min_score``.
+scores are ordinal (about ``1/60`` per arm) and are never compared with ``min_score``. Convex fusion
+(the default, :func:`convex`) adds the arms' scores on known scales: see ``EnsembleOptions``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ragwright.model.results import ArmHit
 
@@ -77,4 +79,53 @@ def weighted_score(
         cid: sum((weights or {}).get(arm, 1.0) * normalised[arm].get(cid, floors[arm]) for arm in rankings)
         for cid in evidence
     }
+    return _ordered(scores, evidence)
+
+
+Scale = Literal["raw", "max"]
+
+
+def convex(
+    rankings: Mapping[str, Ranking],
+    *,
+    weights: Mapping[str, float],
+    scales: Mapping[str, Scale] | None = None,
+    completions: Mapping[str, Mapping[str, float]] | None = None,
+    complete: Collection[str] = (),
+) -> list[Fused]:
+    """A convex combination of the arms' scores (Bruch, Gai, Ingber 2023): ``Σ weight · norm(score)``.
+
+    Each arm's scores are read on its *scale*: ``"raw"`` as they are (a cosine), ``"max"`` divided by the
+    arm's best score for this query (BM25, sparse dot products; the default). A chunk an arm did not
+    return scores that arm's *completions* value when one is given (its exact cosine), else the lowest
+    score the arm returned (an upper bound of what it would have scored) — or 0 when the arm's ranking is
+    *complete* (it returned fewer hits than asked: nothing else matched). An arm that returned nothing
+    contributes nothing.
+    """
+    evidence = _evidence(rankings)
+    scales = scales or {}
+    completions = completions or {}
+    norm: dict[str, dict[str, float]] = {}
+    floors: dict[str, float] = {}
+    divisors: dict[str, float] = {}
+    for arm, ranking in rankings.items():
+        if not ranking:
+            continue
+        top = max(score for _, score in ranking)
+        divisor = top if scales.get(arm, "max") == "max" and top > 0 else 1.0
+        divisors[arm] = divisor
+        norm[arm] = {}
+        for cid, score in ranking:
+            norm[arm].setdefault(cid, score / divisor)
+        floors[arm] = 0.0 if arm in complete else min(norm[arm].values())
+    scores: dict[str, float] = {}
+    for cid in evidence:
+        total = 0.0
+        for arm, values in norm.items():
+            value = values.get(cid)
+            if value is None:
+                extra = completions.get(arm, {}).get(cid)
+                value = floors[arm] if extra is None else extra / divisors[arm]
+            total += weights.get(arm, 1.0) * value
+        scores[cid] = total
     return _ordered(scores, evidence)

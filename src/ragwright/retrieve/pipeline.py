@@ -12,16 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ragwright._sync import to_thread
-from ragwright.chunk.passages import merge_adjacent
 from ragwright.errors import ConfigError
-from ragwright.model.chunk import Chunk
+from ragwright.index.analyzers import get_analyzer
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.results import ArmHit, SearchResult
@@ -31,13 +29,17 @@ from ragwright.options import EnsembleOptions, RetrievalOptions
 from ragwright.postprocess.budget import apply_budget
 from ragwright.postprocess.compress import EmbeddingCompressor, LlmCompressor, apply_windows
 from ragwright.postprocess.diversity import mmr, redundancy_filter
+from ragwright.postprocess.expand import expand_neighbours, swap_parents
 from ragwright.postprocess.reorder import lost_in_the_middle
 from ragwright.postprocess.rerank import Reranker, rerank
+from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from
 from ragwright.retrieve.dispatch import choose_path
-from ragwright.retrieve.fusion import Fused, rrf, weighted_score
+from ragwright.retrieve.feedback import rm3_query, rocchio
+from ragwright.retrieve.fusion import Scale
+from ragwright.retrieve.phrases import apply_phrases, quoted_phrases
 from ragwright.retrieve.transforms.options import TransformOptions
 from ragwright.retrieve.transforms.plan import Branch, QueryPlan, RetrievalTrace, build_plan, fuse_branches
-from ragwright.stores.base import Hit, HybridSearch, KeywordSearch, SparseSearch, VectorSearch
+from ragwright.stores.base import ChunkStore, Hit, HybridSearch, KeywordSearch, ScoreScale, SparseSearch, VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -190,13 +192,76 @@ class Retriever:
         if branch.vector is None and vectors:
             branch.vector = vectors[0]  # reused when self-query filters are relaxed
         query_vector.extend(vectors)
-        if len(arms) == 1:
-            (arm,) = arms
-            return [
-                SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)})
-                for rank, h in enumerate(hits_per_arm[arm], start=1)
-            ]
-        return list(_fuse(hits_per_arm, options.ensemble or EnsembleOptions()))
+        results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None)
+        if options.feedback is not None and results:
+            hits_per_arm, vector = await self._feedback(branch, hits_per_arm, results, depth, options, identity, flt)
+            results = await self._combine(hits_per_arm, depth, options, vector)
+        phrases = quoted_phrases(branch.text)
+        return await to_thread(apply_phrases, results, phrases) if phrases else results
+
+    async def _combine(
+        self, hits_per_arm: dict[str, list[Hit]], depth: int, options: RetrievalOptions, vector: Vector | None
+    ) -> list[SearchResult]:
+        """One arm's hits as results, or several arms fused (convex fusion gets exact dense completions)."""
+        if len(hits_per_arm) == 1:
+            ((arm, hits),) = hits_per_arm.items()
+            return [SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)}) for rank, h in enumerate(hits, 1)]
+        ensemble = options.ensemble or EnsembleOptions()
+        completions: dict[str, dict[str, float]] = {}
+        if ensemble.method == "convex" and "dense" in hits_per_arm and vector is not None:
+            completions["dense"] = await to_thread(self._dense_completions, vector, hits_per_arm)
+        return fuse_hits(hits_per_arm, ensemble, scales=self._scales(), completions=completions, depth=depth)
+
+    async def _feedback(
+        self,
+        branch: Branch,
+        hits_per_arm: dict[str, list[Hit]],
+        results: list[SearchResult],
+        depth: int,
+        options: RetrievalOptions,
+        identity: Identity,
+        flt: Filter | None,
+    ) -> tuple[dict[str, list[Hit]], Vector | None]:
+        """The second pass of pseudo-relevance feedback: RM3 on the keyword arm, Rocchio on the dense arm,
+        learnt from the first pass's best results (already visible to the caller). A failure keeps the
+        first pass (``feedback_failed``)."""
+        fb = options.feedback
+        assert fb is not None
+        top = [r.chunk for r in results[: fb.documents]]
+        out = dict(hits_per_arm)
+        vector = branch.vector
+        try:
+            if fb.rocchio and "dense" in out and vector is not None and isinstance(self.store, ChunkStore):
+                stored = await to_thread(self.store.get_vectors, [c.id for c in top])
+                vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
+                out["dense"] = await self._arm("dense", branch.text, depth, options, identity, flt, [], vector)
+            if fb.rm3 and "bm25" in out and isinstance(self.store, KeywordSearch):
+                analyzer = get_analyzer(self.store.keyword_analyzer)
+                query = rm3_query(analyzer, branch.text, top, terms=fb.terms, weight=fb.rm3_weight)
+                out["bm25"] = await to_thread(
+                    self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt
+                )
+        except Exception as exc:  # degrade, never break (seed 000)
+            log.warning("feedback_failed: %s: %s; the first pass serves the query", type(exc).__name__, exc)
+            return hits_per_arm, branch.vector
+        return out, vector
+
+    def _scales(self) -> dict[str, Scale]:
+        """How convex fusion reads each arm: the dense arm's cosine as it is (unless the store's scores
+        are opaque), keyword and sparse scores relative to the query's best."""
+        dense: Scale = "raw" if self.store.score_scale == ScoreScale.SIMILARITY else "max"
+        return {"dense": dense, "bm25": "max", "sparse": "max"}
+
+    def _dense_completions(self, vector: Vector, hits_per_arm: dict[str, list[Hit]]) -> dict[str, float]:
+        """Exact cosines of the chunks only the other arms returned (already visible to the caller)."""
+        wanted = missing_from("dense", hits_per_arm)
+        if not wanted or not isinstance(self.store, ChunkStore):
+            return {}
+        try:
+            return dense_completions(vector, self.store.get_vectors(wanted))
+        except Exception as exc:  # degrade: fusion reads the dense arm's floor instead (seed 000)
+            log.warning("dense_completion_failed: %s: %s; fusing without exact cosines", type(exc).__name__, exc)
+            return {}
 
     def _pool(self, options: RetrievalOptions) -> int:
         """How many candidates the post-processing stages need (over-fetch for rerank/MMR/redundancy)."""
@@ -234,9 +299,10 @@ class Retriever:
         results = results[: options.top_k]
         if options.use_parent_document and any(r.chunk.parent_id for r in results):
             ratio = options.auto_merge_ratio if options.parent_mode == "auto_merge" else None
-            results = await to_thread(self._swap_parents, results, identity, ratio)
+            results = await to_thread(swap_parents, self.store.get_parents, results, identity, ratio)  # type: ignore[attr-defined]
         if options.neighbour_window > 0 and results:
-            results = await to_thread(self._expand_neighbours, results, identity, options.neighbour_window)
+            get_chunks = self.store.get_chunks  # type: ignore[attr-defined]
+            results = await to_thread(expand_neighbours, get_chunks, results, identity, options.neighbour_window)
         if options.use_sentence_window:
             results = apply_windows(results)
         if options.use_compression and results:
@@ -261,74 +327,6 @@ class Retriever:
             max_sentences=options.compression_max_sentences,
         )
         return compressor.compress(query, results, query_vector[0] if query_vector else None)
-
-    def _swap_parents(
-        self, results: list[SearchResult], identity: Identity, auto_merge: float | None = None
-    ) -> list[SearchResult]:
-        """Children → their parents, the best-ranked occurrence keeping its place.
-
-        With *auto_merge* (a fraction), a parent replaces its children only when at least that share of
-        its children were hit; otherwise the children stay. If any parent cannot be found (or is not
-        visible to *identity*), the results are returned unchanged with a warning (seed 000).
-        """
-        wanted = list(dict.fromkeys(r.chunk.parent_id for r in results if r.chunk.parent_id))
-        found = {p.id: p for p in self.store.get_parents(wanted, identity)}  # type: ignore[attr-defined]
-        if any(pid not in found for pid in wanted):
-            log.warning(
-                "parent_lookup_failed: %d of %d parents missing; returning the matched chunks",
-                len(set(wanted) - set(found)),
-                len(wanted),
-            )
-            return results
-        matched: dict[str, list[str]] = {}
-        for r in results:
-            if r.chunk.parent_id is not None:
-                matched.setdefault(r.chunk.parent_id, []).append(r.chunk.id)
-        merge = {
-            pid
-            for pid, hits in matched.items()
-            if auto_merge is None or len(set(hits)) >= auto_merge * max(1, len(found[pid].metadata.get("children", [])))
-        }
-        out: list[SearchResult] = []
-        emitted: set[str] = set()
-        for r in results:
-            pid = r.chunk.parent_id
-            if pid is None or pid not in merge:
-                out.append(r)
-            elif pid not in emitted:
-                emitted.add(pid)
-                parent = replace(found[pid], metadata={**found[pid].metadata, "matched_children": matched[pid]})
-                out.append(replace(r, chunk=parent))
-        return out
-
-    def _expand_neighbours(self, results: list[SearchResult], identity: Identity, window: int) -> list[SearchResult]:
-        """Each hit grows by up to *window* chunks on each side (prev/next links, fetched under the
-        caller's identity); overlapping or adjacent hits merge into one passage without repeated text."""
-        get_chunks = self.store.get_chunks  # type: ignore[attr-defined]
-        known: dict[str, Chunk] = {r.chunk.id: r.chunk for r in results}
-        backward = [r.chunk.prev_id for r in results]
-        forward = [r.chunk.next_id for r in results]
-        for _ in range(window):
-            wanted = [cid for cid in backward + forward if cid and cid not in known]
-            for chunk in get_chunks(wanted, identity) if wanted else []:
-                known[chunk.id] = chunk
-            backward = [known[c].prev_id if c in known else None for c in backward if c]
-            forward = [known[c].next_id if c in known else None for c in forward if c]
-        rank = {r.chunk.id: i for i, r in enumerate(results)}
-        members = list(results) + [SearchResult(c, float("-inf")) for cid, c in known.items() if cid not in rank]
-        out: list[tuple[int, SearchResult]] = []
-        for passage in merge_adjacent(members):
-            hits = [r for r in passage.results if r.chunk.id in rank]
-            if not hits:
-                continue
-            best = min(hits, key=lambda r: rank[r.chunk.id])
-            chunk = replace(
-                best.chunk,
-                text=passage.text,
-                metadata={**best.chunk.metadata, "passage_chunks": list(passage.chunk_ids)},
-            )
-            out.append((rank[best.chunk.id], replace(best, chunk=chunk)))
-        return [r for _, r in sorted(out, key=lambda pair: pair[0])]
 
     def _vectors(self, results: Sequence[SearchResult]) -> Matrix:
         import numpy as np
@@ -414,19 +412,3 @@ class Retriever:
             self.store.search_hybrid, branch.text, vector, depth, identity=identity, metadata_filter=flt
         )
         return [SearchResult(h.chunk, h.score, fusion="native") for h in hits]
-
-
-def _fuse(hits_per_arm: dict[str, list[Hit]], ensemble: EnsembleOptions) -> Iterator[SearchResult]:
-    chunks: dict[str, Chunk] = {}
-    rankings: dict[str, Sequence[tuple[str, float]]] = {}
-    for arm, hits in hits_per_arm.items():
-        rankings[arm] = [(h.chunk.id, h.score) for h in hits]
-        for h in hits:
-            chunks.setdefault(h.chunk.id, h.chunk)
-    weights = {arm: ensemble.weight(arm) for arm in hits_per_arm}
-    fused: list[Fused]
-    if ensemble.method == "rrf":
-        fused = rrf(rankings, k=ensemble.rrf_k, weights=weights)
-    else:
-        fused = weighted_score(rankings, weights=weights, normalization=ensemble.normalization)
-    return (SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused)

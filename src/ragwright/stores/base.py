@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ragwright.index.bm25 import KeywordQuery
     from ragwright.models.sparse.base import SparseVector
 
     Vector = npt.NDArray[np.float32]
@@ -163,7 +164,7 @@ class KeywordSearch(Protocol):
 
     def search_keyword(
         self,
-        query: str,
+        query: KeywordQuery,
         k: int,
         *,
         identity: Identity,

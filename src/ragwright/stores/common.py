@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 STAGING_LEASE_S = 24 * 3600.0
 
 
+def keyword_entry(chunk: Chunk) -> tuple[str, str, str | None]:
+    """What the BM25 index gets for *chunk*: its id, its embedded text (section path included) and the
+    language ingestion detected for it (``metadata["language"]``; ``None``: the analyzer detects it)."""
+    language = chunk.metadata.get("language")
+    return chunk.id, chunk.text_for_embedding, language if isinstance(language, str) and language else None
+
+
 def check_vectors(chunk_count: int, vectors: Any, dimension: int | None) -> npt.NDArray[np.float32]:
     """Validate a batch of vectors for *chunk_count* chunks: 2-D float32, finite, right width."""
     import numpy as np

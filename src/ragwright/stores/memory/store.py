@@ -8,13 +8,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ragwright.index.analyzers import DEFAULT_ANALYZER
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.filters import Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import Hit, ScoreScale
-from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, deleted_record
+from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, deleted_record, keyword_entry
 from ragwright.stores.memory.tags import MemoryTagTable
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ragwright.index.ann import AnnParams, DenseView
+    from ragwright.index.bm25 import KeywordQuery
     from ragwright.index.sparse import SparseIndex
     from ragwright.models.sparse.base import SparseVector
 
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 class MemoryStore:
     """Chunks, vectors and registry in memory. Thread-safe; lost when the process ends."""
 
-    def __init__(self, *, keyword_analyzer: str = "default", ann: AnnParams | None = None) -> None:
+    def __init__(self, *, keyword_analyzer: str = DEFAULT_ANALYZER, ann: AnnParams | None = None) -> None:
         """*ann*: when dense search switches from exact to the HNSW graph (default: 20k vectors)."""
         from ragwright.index import Bm25Index
         from ragwright.index.ann import DenseIndex
@@ -86,7 +88,7 @@ class MemoryStore:
             for cid in superseded:  # … then the superseded ones
                 self._chunks.pop(cid, None)
                 self._vectors.pop(cid, None)
-            self._bm25.upsert((c.id, c.text_for_embedding) for c in chunks)
+            self._bm25.upsert(keyword_entry(c) for c in chunks)
             self._bm25.remove(superseded)
             self._by_doc[record.document_id] = new_ids
             self._parents = {k: v for k, v in self._parents.items() if v.document_id != record.document_id}
@@ -315,7 +317,7 @@ class MemoryStore:
 
     def search_keyword(
         self,
-        query: str,
+        query: KeywordQuery,
         k: int,
         *,
         identity: Identity,

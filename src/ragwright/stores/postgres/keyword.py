@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TEXT = "COALESCE(embed_text, text)"
+_COLUMNS = "COALESCE(embed_text, text), metadata->>'language'"
 
 
 class KeywordMirror:
@@ -76,10 +76,10 @@ class KeywordMirror:
         index = Bm25Index(self.analyzer)
         with conn.cursor(name="ragwright_bm25_rebuild") as cur:  # server-side cursor: bounded memory
             cur.itersize = 5000
-            cur.execute(f"SELECT chunk_id, {_TEXT} FROM chunks")
-            batch: list[tuple[str, str]] = []
+            cur.execute(f"SELECT chunk_id, {_COLUMNS} FROM chunks")
+            batch: list[tuple[str, str, str | None]] = []
             for row in cur:
-                batch.append((row[0], row[1]))
+                batch.append((row[0], row[1], row[2]))
                 if len(batch) >= 5000:
                     index.upsert(batch)
                     batch = []
@@ -97,12 +97,14 @@ class KeywordMirror:
         self.index.remove([cid for r in rows for cid in (r[1] or ())])
         if docs:
             current = conn.execute(
-                f"SELECT chunk_id, {_TEXT} FROM chunks WHERE document_id = ANY(%s)", (docs,)
+                f"SELECT chunk_id, {_COLUMNS} FROM chunks WHERE document_id = ANY(%s)", (docs,)
             ).fetchall()
-            self.index.upsert((r[0], r[1]) for r in current)
+            self.index.upsert((r[0], r[1], r[2]) for r in current)
         self.version = version
 
-    def apply_local(self, new_version: int, removed: Sequence[str], upserted: Sequence[tuple[str, str]]) -> None:
+    def apply_local(
+        self, new_version: int, removed: Sequence[str], upserted: Sequence[tuple[str, str, str | None]]
+    ) -> None:
         """Apply this process's own committed write, when the index is exactly one version behind."""
         with self.lock:
             if self.index is None or self.version != new_version - 1:

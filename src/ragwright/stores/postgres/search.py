@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import psycopg
 
+    from ragwright.index.bm25 import KeywordQuery
+
 _CACHE_LIMIT = 256
 _PLAN_TTL = 30.0
 
@@ -147,7 +149,7 @@ class PostgresSearch:
 
     def search_keyword(
         self,
-        query: str,
+        query: KeywordQuery,
         k: int,
         *,
         identity: Identity,

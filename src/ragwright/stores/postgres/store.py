@@ -20,12 +20,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
+from ragwright.index.analyzers import DEFAULT_ANALYZER
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
-from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors
+from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, keyword_entry
 from ragwright.stores.postgres.connection import PostgresOptions, connect, open_pool, redact
 from ragwright.stores.postgres.keyword import KeywordMirror
 from ragwright.stores.postgres.migrate import migrate, wipe
@@ -78,7 +79,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         dsn: str,
         *,
         collection: str | None = None,
-        keyword_analyzer: str = "default",
+        keyword_analyzer: str = DEFAULT_ANALYZER,
         options: PostgresOptions | None = None,
     ) -> None:
         from ragwright.index import get_analyzer
@@ -229,7 +230,8 @@ class PostgresStore(PostgresSearch, PostgresSparse):
                 conn, self._bump(conn, record.document_id, "NOT (chunk_id = ANY(%s))", [new_ids])
             )
         self._writes += 1
-        self._keyword.apply_local(version, superseded, [(c.id, pg_text(c.text_for_embedding)) for c in chunks])
+        entries = [keyword_entry(c) for c in chunks]
+        self._keyword.apply_local(version, superseded, [(cid, pg_text(text), lang) for cid, text, lang in entries])
 
     def remove_document(self, document_id: str) -> int:
         with self._conn() as conn, conn.pipeline(), conn.transaction():

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from ragwright.index import Analyzer, Bm25Index
     from ragwright.index.ann import DenseIndex
+    from ragwright.index.bm25 import KeywordQuery
 
 
 class SqliteSearch:
@@ -211,14 +212,17 @@ class SqliteSearch:
         self._load_matrix()
         if self._bm25 is None or self._bm25_version != self._matrix_version:
             index = Bm25Index(self._analyzer)
-            rows = self._conn.execute(f"SELECT chunk_id, COALESCE(embed_text, text) FROM {self._t.chunks}").fetchall()
-            index.upsert((r[0], r[1]) for r in rows)
+            rows = self._conn.execute(
+                f"SELECT chunk_id, COALESCE(embed_text, text), json_extract(metadata, '$.language') "
+                f"FROM {self._t.chunks}"
+            ).fetchall()
+            index.upsert((r[0], r[1], r[2] if isinstance(r[2], str) else None) for r in rows)
             self._bm25, self._bm25_version = index, self._matrix_version
         return self._bm25
 
     def search_keyword(
         self,
-        query: str,
+        query: KeywordQuery,
         k: int,
         *,
         identity: Identity,

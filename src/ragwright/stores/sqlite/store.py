@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
+from ragwright.index.analyzers import DEFAULT_ANALYZER
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import Identity
@@ -32,6 +33,7 @@ from ragwright.stores.common import (
     check_embedder,
     check_vectors,
     deleted_record,
+    keyword_entry,
     record_columns,
 )
 from ragwright.stores.sqlite.collections import SqliteCollections
@@ -70,7 +72,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         path: str | Path,
         *,
         collection: str | None = None,
-        keyword_analyzer: str = "default",
+        keyword_analyzer: str = DEFAULT_ANALYZER,
         ann: AnnParams | None = None,
     ) -> None:
         """*ann*: when the dense arm switches from exact search to the HNSW graph (default: 20k vectors)."""
@@ -269,7 +271,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 self._write_record(record)
                 self._bump_index_version()
                 self._local_writes += 1
-            self._sync_keyword(in_sync, superseded, [(c.id, c.text_for_embedding) for c in chunks])
+            self._sync_keyword(in_sync, superseded, [keyword_entry(c) for c in chunks])
 
     def remove_document(self, document_id: str) -> int:
         with self._lock:
@@ -405,7 +407,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
     def _keyword_in_sync(self) -> bool:
         return self._bm25 is not None and self._bm25_version == self._version()
 
-    def _sync_keyword(self, in_sync: bool, removed: list[str], upserted: list[tuple[str, str]]) -> None:
+    def _sync_keyword(self, in_sync: bool, removed: list[str], upserted: list[tuple[str, str, str | None]]) -> None:
         """Apply a committed write to the BM25 index incrementally, or drop it to rebuild later."""
         if not in_sync or self._bm25 is None:
             self._bm25 = None

@@ -1,0 +1,79 @@
+"""Fusing what the search arms returned into one list of results (client-side hybrid search).
+
+:func:`fuse_hits` turns each arm's hits into a ranking, fuses them with the call's
+:class:`~ragwright.options.EnsembleOptions` (:mod:`ragwright.retrieve.fusion`) and keeps every arm's
+rank and score on each result. For convex fusion, :func:`dense_completions` gives the chunks the dense
+arm did not return their exact cosine (from the vectors the store holds), so a strong keyword match
+that the dense arm ranked just past its cut is not scored as if it were unrelated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.results import SearchResult
+from ragwright.options import EnsembleOptions
+from ragwright.retrieve.fusion import Fused, Scale, convex, rrf, weighted_score
+from ragwright.stores.base import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+
+__all__ = ["dense_completions", "fuse_hits", "missing_from"]
+
+
+def missing_from(arm: str, hits_per_arm: Mapping[str, Sequence[Hit]]) -> list[str]:
+    """Chunk ids the other arms returned that *arm* did not, in first-seen order."""
+    have = {h.chunk.id for h in hits_per_arm.get(arm, ())}
+    out: dict[str, None] = {}
+    for other, hits in hits_per_arm.items():
+        if other != arm:
+            out.update((h.chunk.id, None) for h in hits if h.chunk.id not in have)
+    return list(out)
+
+
+def dense_completions(query_vector: Vector, vectors: Mapping[str, Vector]) -> dict[str, float]:
+    """The cosine of *query_vector* with each stored vector (chunk id -> cosine)."""
+    import numpy as np
+
+    if not vectors:
+        return {}
+    ids = list(vectors)
+    matrix = np.stack([np.asarray(vectors[cid], dtype=np.float32) for cid in ids])
+    q = np.asarray(query_vector, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(q)) or 1.0)
+    cosines = (matrix @ q) / np.where(norms > 0, norms, 1.0)
+    return dict(zip(ids, cosines.astype(float).tolist(), strict=True))
+
+
+def fuse_hits(
+    hits_per_arm: Mapping[str, Sequence[Hit]],
+    ensemble: EnsembleOptions,
+    *,
+    scales: Mapping[str, Scale] | None = None,
+    completions: Mapping[str, Mapping[str, float]] | None = None,
+    depth: int | None = None,
+) -> list[SearchResult]:
+    """One ranked list from the arms' hits, each result carrying every arm's rank and score. *depth* is
+    how many hits each arm was asked for: an arm that returned fewer has no other match."""
+    chunks: dict[str, Chunk] = {}
+    rankings: dict[str, Sequence[tuple[str, float]]] = {}
+    for arm, hits in hits_per_arm.items():
+        rankings[arm] = [(h.chunk.id, h.score) for h in hits]
+        for h in hits:
+            chunks.setdefault(h.chunk.id, h.chunk)
+    weights = {arm: ensemble.weight(arm) for arm in hits_per_arm}
+    fused: list[Fused]
+    if ensemble.method == "rrf":
+        fused = rrf(rankings, k=ensemble.rrf_k, weights=weights)
+    elif ensemble.method == "convex":
+        complete = [arm for arm, hits in hits_per_arm.items() if depth is not None and len(hits) < depth]
+        fused = convex(rankings, weights=weights, scales=scales, completions=completions, complete=complete)
+    else:
+        fused = weighted_score(rankings, weights=weights, normalization=ensemble.normalization)
+    return [SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused]

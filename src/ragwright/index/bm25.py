@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["Bm25Index", "KeywordQuery"]
 
 _COMPACT_FRACTION = 0.25  # compact once this share of the slots is tombstoned
+_EAGER_POSTINGS = 4_000_000  # up to this many postings, a new view computes every contribution at once
 
 
 @dataclass(eq=False)
@@ -66,6 +67,21 @@ class _View:
     norm: F64  # slot -> k1 · (1 - b + b · dl / avgdl)
     dead: npt.NDArray[np.intp]  # tombstoned slots
     cache: dict[int, F32] = field(default_factory=dict)  # term id -> idf-weighted contributions
+
+    def precompute(self) -> None:
+        """Every term's contributions at once (one vectorised pass), for an index small enough that this
+        costs less than computing them term by term on first use; larger ones stay lazy."""
+        import numpy as np
+
+        sizes = np.fromiter((s.size for s in self.slots), dtype=np.int64, count=len(self.slots))
+        total = int(sizes.sum())
+        if total == 0 or total > _EAGER_POSTINGS:
+            return
+        n = self.n_docs  # the same arithmetic as contribution(), term for term: identical scores either way
+        idf = np.array([math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in self.df.astype(float).tolist()])
+        slots, tfs = np.concatenate(self.slots), np.concatenate(self.tfs)
+        values = (tfs * np.repeat(idf.astype(np.float32), sizes) / (tfs + self.norm[slots])).astype("float32")
+        self.cache.update(enumerate(np.split(values, np.cumsum(sizes)[:-1])))
 
     def contribution(self, tid: int) -> F32:
         """``idf · tf / (tf + norm)`` for every posting of term *tid* (computed once per view)."""
@@ -113,6 +129,7 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         self._doc_terms: list[I32 | None] = []  # slot -> its distinct term ids (None once removed)
         self._lang: list[str | None] = []  # slot -> the language its text was analysed in
         self._languages: Counter[str] = Counter()  # live texts per known language
+        self._languages_view: dict[str, int] | None = None  # a frozen copy for queries (None after a change)
         self._total_len = 0
         self._dead: list[int] = []
         self._pending: list[tuple[int, I32, F32]] = []  # (slot, term ids, tfs) not yet in postings
@@ -198,6 +215,7 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
                 self._lang.append(language)
                 if language:
                     self._languages[language] += 1
+                    self._languages_view = None
                 self._pending.append((slot, tid_arr, tf_arr))
                 new_tids.append(tid_arr)
             self._adjust_df(new_tids, +1)
@@ -230,6 +248,7 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         self._doc_terms[slot] = None
         language = self._lang[slot]
         if language:
+            self._languages_view = None
             self._languages[language] -= 1
             if self._languages[language] <= 0:
                 del self._languages[language]
@@ -262,6 +281,7 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
                 if self._dead and len(self._dead) > _COMPACT_FRACTION * len(self._ids):
                     self._compact()
                 self._view = self._freeze()
+                self._view.precompute()
             return self._view
 
     def _merge_pending(self) -> None:
@@ -338,8 +358,10 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         """The terms *query* is analysed into: a language-aware analyzer analyses it for its own
         language and the languages of the indexed texts."""
         if isinstance(self._analyzer, LanguageAwareAnalyzer):
-            with self._lock:
-                languages = dict(self._languages)
+            languages = self._languages_view
+            if languages is None:
+                with self._lock:
+                    languages = self._languages_view = dict(self._languages)
             return self._analyzer.query_terms(query, languages)
         return self._analyzer(query)
 

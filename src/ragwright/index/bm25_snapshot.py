@@ -231,6 +231,7 @@ def _restore(
         index._doc_terms = list(np.split(term_of[by_doc], np.cumsum(per_doc)[:-1])) if n_docs else []
         index._lang = langs
         index._languages = Counter(lang for lang in langs if lang)
+        index._languages_view = None
         index._slots = [post_slots[a:z] for a, z in pairs]
         index._tfs = [post_tf[a:z] for a, z in pairs]
         index._dead = []

@@ -39,6 +39,7 @@ __all__ = ["LanguageAnalyzer", "identifier_terms"]
 
 _IDENTIFIER: Final = re.compile(r"[^\W_]+(?:[-/._:][^\W_]+)+")
 _DIGIT: Final = re.compile(r"\d")
+_JOINER: Final = re.compile(r"[^\W_][-/._:][^\W_]")
 #: A language joins query analysis when it holds at least this share of the indexed texts …
 _MIN_SHARE: Final = 0.01
 #: … up to this many languages (the most frequent first).
@@ -48,11 +49,16 @@ _MAX_QUERY_LANGUAGES: Final = 4
 def identifier_terms(text: str) -> list[str]:
     """Joined codes of *text* that hold a digit, case-folded: ``"See INV-2024-0042."`` →
     ``["inv-2024-0042"]``."""
+    if _DIGIT.search(text) is None:
+        return []
     out: list[str] = []
-    for match in _IDENTIFIER.finditer(text):
-        code = match.group(0)
-        if _DIGIT.search(code):
-            out.append(code.casefold())
+    for word in text.split():  # cheap checks per word before the regex
+        if _JOINER.search(word) is None or _DIGIT.search(word) is None:
+            continue
+        for match in _IDENTIFIER.finditer(word):
+            code = match.group(0)
+            if _DIGIT.search(code):
+                out.append(code.casefold())
     return out
 
 
@@ -67,18 +73,25 @@ class _Language:
         self.cache: dict[str, str] = {}
 
     def stem(self, token: str) -> str:
-        if self.stemmer is None or _DIGIT.search(token) is not None or not token.isalpha():
-            return token
         got = self.cache.get(token)
         if got is None:
-            got = str(self.stemmer.stemWord(token))
+            if self.stemmer is None or not token.isalpha():  # digits, or marks the stemmers do not expect
+                got = token
+            else:
+                got = str(self.stemmer.stemWord(token))
             if len(self.cache) < 500_000:  # a vocabulary bound, not an eviction policy
                 self.cache[token] = got
         return got
 
     def terms(self, tokens: Iterable[str]) -> list[str]:
-        stop = self.stop
-        return [self.stem(t) for t in tokens if t not in stop]
+        stop, cache = self.stop, self.cache
+        out: list[str] = []
+        for token in tokens:
+            if token in stop:
+                continue
+            stem = cache.get(token)
+            out.append(stem if stem is not None else self.stem(token))
+        return out
 
 
 class LanguageAnalyzer:
@@ -88,6 +101,7 @@ class LanguageAnalyzer:
 
     def __init__(self) -> None:
         self._languages: dict[str | None, _Language] = {}
+        self._last: tuple[Mapping[str, int], list[str | None]] | None = None  # the index's languages, memoised
 
     def _language(self, code: str | None) -> _Language:
         lang = self._languages.get(code)
@@ -106,19 +120,32 @@ class LanguageAnalyzer:
     def query_terms(self, query: str, languages: Mapping[str, int]) -> list[str]:
         """The terms of *query* against an index whose texts are in *languages* (code -> count).
 
-        Every word is analysed for the query's own language (when it can be told) and the index's
-        main languages; its distinct terms are kept once each. A word that is a stop word in the
-        query's language (or, when that cannot be told, in every candidate language) is dropped.
+        Every word is analysed for the index's main languages; its distinct terms are kept once each.
+        The query's own language is detected only when it could add something — the index also holds
+        languages too rare to be analysed for by default, or none known — and then joins them. A word is
+        dropped as a stop word when it is one in the query's language (when told) or in every candidate.
         """
-        code, confidence = language_scores(query)
-        own = code if code and confidence >= QUERY_MIN_CONFIDENCE else None
-        candidates = _main_languages(languages)
-        if own is not None and own not in candidates:
-            candidates.insert(0, own)
+        last = self._last
+        if last is not None and last[0] is languages:
+            candidates = list(last[1])
+        else:
+            candidates = _main_languages(languages)
+            self._last = (languages, list(candidates))
+        own: str | None = None
+        if not candidates or len(candidates) < len(languages):  # detection costs ~0.1 ms: only when useful
+            code, confidence = language_scores(query)
+            own = code if code and confidence >= QUERY_MIN_CONFIDENCE else None
+            if own is not None and own not in candidates:
+                candidates.insert(0, own)
         if not candidates:
-            candidates = [own]
+            candidates = [None]
         langs = [self._language(c) for c in candidates]
-        stops = [self._language(own).stop] if own is not None else [lang.stop for lang in langs]
+        if own is not None:
+            stops = [self._language(own).stop]
+        else:
+            stops = [lang.stop for lang in langs]
+        if len(langs) == 1 and len(stops) == 1:  # the common case: one language, no pooling
+            return langs[0].terms(tokenize(query)) + identifier_terms(query)
         out: list[str] = []
         for token in tokenize(query):
             if all(token in stop for stop in stops):

@@ -51,7 +51,11 @@ from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
 rag = Rag(SqliteStore(sys.argv[1]), HashingEmbedder())
 report = rag.ingest(sys.argv[2])
-print(json.dumps({"report": report.to_dict(), "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+try:  # this process's own peak (ru_maxrss would include the parent's size at fork)
+    peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"report": report.to_dict(), "max_rss_kb": peak}))
 """
 
 

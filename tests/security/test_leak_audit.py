@@ -97,15 +97,14 @@ def test_the_audit_catches_a_dead_letter_outside_its_tenant(monkeypatch: pytest.
     """Proof the registry probe can fail: dead letters recorded as default|["*"] (issue 21 #1) are leaks."""
     import dataclasses
 
-    from ragwright.ingest.pipeline import IngestPipeline
+    from ragwright.ingest import pipeline
+    from ragwright.ingest.deadletter import dead_letter
 
-    fail = IngestPipeline._fail
-
-    def escaped(self: IngestPipeline, attempt: object, *args: object) -> None:
+    def escaped(store: object, attempt: object, *args: object) -> None:
         public = dataclasses.replace(attempt, tenant="default", acl=("*",))  # type: ignore[type-var]
-        fail(self, public, *args)  # type: ignore[arg-type]
+        dead_letter(store, public, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(IngestPipeline, "_fail", escaped)
+    monkeypatch.setattr(pipeline, "dead_letter", escaped)
     report = LeakAudit(_memory_rag, queries_per_identity=4, identities=IDENTITIES[:3]).run()
     assert report.leaks_by_mode["registry"] > 0
     assert any("broken.pdf" in e for e in report.examples)

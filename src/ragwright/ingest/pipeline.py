@@ -199,7 +199,7 @@ class IngestPipeline:
         doc_id = item.document_id
         stage = "read"
         previous = self.store.get_record(doc_id)
-        # What a failure records: this attempt's tenant, ACL, metadata and root (see _fail).
+        # What a failure records: this attempt's tenant, ACL, metadata and root (see ingest.deadletter).
         attempt = DocumentRecord(
             doc_id,
             item.uri,

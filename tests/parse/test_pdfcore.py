@@ -303,3 +303,49 @@ def test_identical_on_generated_layouts(monkeypatch: pytest.MonkeyPatch, tmp_pat
             kinds.update(e["kind"] for e in ours["elements"])
     assert {"table", "heading", "list_item", "paragraph"} <= kinds  # the layouts reach every branch
     assert engine_pages >= 24
+
+
+def _hidden_corpus(tmp_path: Path) -> list[Path]:
+    from tests.parse.hidden_corpus import TECHNIQUES, write_corpus
+
+    written = write_corpus(tmp_path, tuple(t for t in TECHNIQUES if t.fmt == "pdf"))
+    return [tmp_path / t.file_name for t in written]
+
+
+def test_hidden_text_objects_agree_with_the_python_reference(tmp_path: Path) -> None:
+    """``_pdfcore.hidden`` and :func:`pdf_hidden.hidden_objects` list the same objects on every page."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    from ragwright.parse.pdf_hidden import hidden_objects
+
+    engine = core()
+    found = 0
+    for path in [*PDF_FILES, *_hidden_corpus(tmp_path)]:
+        try:
+            pdf = pdfium.PdfDocument(path.read_bytes())
+        except pdfium.PdfiumError:
+            continue
+        try:
+            for index in range(len(pdf)):
+                handle = raw.FPDF_LoadPage(pdf.raw, index)
+                if not handle:
+                    continue
+                try:
+                    w, h = float(raw.FPDF_GetPageWidthF(handle)), float(raw.FPDF_GetPageHeightF(handle))
+                    ours = engine.hidden(pdf_core.address(handle), w, h)
+                    assert ours == hidden_objects(raw, handle, w, h), f"{path.name} page {index + 1}"
+                    found += len(ours)
+                finally:
+                    raw.FPDF_ClosePage(handle)
+        finally:
+            pdf.close()
+    assert found >= 6 + 5  # the hidden corpus's six, and the invisible text of the shared corpus
+
+
+def test_identical_documents_on_the_hidden_text_corpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    core()
+    for path in _hidden_corpus(tmp_path):
+        ours = outcome(path, monkeypatch, "c")
+        assert ours == outcome(path, monkeypatch, "python"), path.name
+        assert isinstance(ours, dict) and ours["metadata"]["hidden_elements"] == 1

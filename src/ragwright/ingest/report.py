@@ -37,7 +37,9 @@ class IngestReport:
     tokens_embedded: int = 0
     parse_cache_hits: int = 0
     ocr_pages: int = 0
-    hidden_elements: int = 0  # hidden HTML content stripped at parse time (a prompt-injection vector)
+    #: Hidden content stripped at parse time, in every format (a prompt-injection vector): HTML elements,
+    #: DOCX/PPTX runs and shapes, hidden slides and sheets, unreadable cells, PDF text objects.
+    hidden_elements: int = 0
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 

@@ -10,7 +10,7 @@
  * tests/parse/test_pdfcore.py proves both paths give identical documents.
  *
  * One translation unit: this file includes the parts in pdfcore/ (common.h, lines.c, order.c,
- * blocks.c, tables.c, lineset.c) and holds the module. Compiled at install time when a C compiler is
+ * blocks.c, tables.c, lineset.c, hidden.c) and holds the module. Compiled at install time when a C compiler is
  * present (hatch_build.py); without it ragwright uses the Python modules, about half as fast on
  * text-heavy PDFs.
  */
@@ -20,6 +20,7 @@
 #include "pdfcore/blocks.c"
 #include "pdfcore/tables.c"
 #include "pdfcore/lineset.c"
+#include "pdfcore/hidden.c"
 
 /* ---------------------------------------------------------------- module */
 
@@ -56,7 +57,19 @@ static PyObject *core_bind(PyObject *self, PyObject *table) {
         bind_one(table, "FPDFPageObj_GetType", (void **)&F.GetType) < 0 ||
         bind_one(table, "FPDFPageObj_GetBounds", (void **)&F.GetBounds) < 0 ||
         bind_one(table, "FPDFPath_CountSegments", (void **)&F.CountSegments) < 0 ||
-        bind_one(table, "FPDFImageObj_GetImagePixelSize", (void **)&F.ImagePixelSize) < 0) {
+        bind_one(table, "FPDFImageObj_GetImagePixelSize", (void **)&F.ImagePixelSize) < 0 ||
+        bind_one(table, "FPDFPage_GetCropBox", (void **)&F.GetCropBox) < 0 ||
+        bind_one(table, "FPDFPage_GetMediaBox", (void **)&F.GetMediaBox) < 0 ||
+        bind_one(table, "FPDFPageObj_GetFillColor", (void **)&F.GetFillColor) < 0 ||
+        bind_one(table, "FPDFPageObj_GetStrokeColor", (void **)&F.GetStrokeColor) < 0 ||
+        bind_one(table, "FPDFPageObj_HasTransparency", (void **)&F.HasTransparency) < 0 ||
+        bind_one(table, "FPDFPath_GetDrawMode", (void **)&F.GetDrawMode) < 0 ||
+        bind_one(table, "FPDFPath_GetPathSegment", (void **)&F.GetPathSegment) < 0 ||
+        bind_one(table, "FPDFPathSegment_GetPoint", (void **)&F.SegmentPoint) < 0 ||
+        bind_one(table, "FPDFPathSegment_GetType", (void **)&F.SegmentType) < 0 ||
+        bind_one(table, "FPDFPageObj_GetMatrix", (void **)&F.GetMatrix) < 0 ||
+        bind_one(table, "FPDFTextObj_GetTextRenderMode", (void **)&F.GetRenderMode) < 0 ||
+        bind_one(table, "FPDFTextObj_GetFontSize", (void **)&F.GetFontSize) < 0) {
         F.bound = 0;
         return NULL;
     }
@@ -131,6 +144,7 @@ static PyMethodDef core_methods[] = {
     {"bind", core_bind, METH_O, "Bind the pdfium functions: {name: address}."},
     {"extract", core_extract, METH_VARARGS, "Lines of a text page (address): a LineSet, or None for the Python path."},
     {"graphics", core_graphics, METH_VARARGS, "(hrules, vrules, image_cover, image_px) of a page (address, w, h)."},
+    {"hidden", core_hidden, METH_VARARGS, "Indexes of a page's hidden text objects (address, w, h): pdf_hidden."},
     {NULL, NULL, 0, NULL},
 };
 

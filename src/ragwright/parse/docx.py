@@ -19,7 +19,10 @@ interleaving paragraphs with tables:
   (``{"endnote": n}``, marker ``[^en]``); headers and footers are dropped;
 * comments are excluded unless ``options.include_comments``: then each follows the block that
   anchors it as a ``QUOTE`` with attributes ``author``, ``comment_id``, ``date`` and ``reply_to``;
-* runs marked hidden (``w:vanish``) are dropped, with a warning.
+* runs a reader cannot see are dropped and counted (``metadata["hidden_elements"]``, one per stretch
+  of consecutive hidden runs, and a warning): hidden (``w:vanish``, ``w:specVanish``, ``w:webHidden``),
+  smaller than 2 pt, or coloured like their background — resolved through styles
+  (:mod:`~ragwright.parse.docx_look`).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from typing import Any, Final
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
+from ragwright.parse.docx_look import RunLook
 from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
 from ragwright.parse.safexml import parse_xml
 
-VERSION = "docx/1"
+VERSION = "docx/2"
 MIME: Final = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _W14: Final = "{http://schemas.microsoft.com/office/word/2010/wordml}"
@@ -53,12 +57,6 @@ def _val(el: Any, child: str) -> str | None:
         return None
     node = el.find(_W + child)
     return None if node is None else node.get(_W + "val")
-
-
-def _on(el: Any, child: str) -> bool:
-    """Whether an on/off property (``<w:vanish/>``, ``<w:b w:val="0"/>``) is on."""
-    node = None if el is None else el.find(_W + child)
-    return node is not None and node.get(_W + "val", "true") not in ("0", "false", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +117,23 @@ class _Ctx:
     styles: _Styles
     notes: dict[str, list[tuple[str, int]]] = field(default_factory=lambda: {"footnote": [], "endnote": []})
     comment_refs: list[str] = field(default_factory=list)
-    hidden_runs: int = 0
+    hidden_runs: int = 0  # stretches of consecutive hidden runs
+    look: RunLook | None = None
 
 
 def _text(el: Any, ctx: _Ctx, out: list[str], *, deleted: bool = False) -> None:
     """Append the visible text under *el* to *out*, applying the tracked-change rules."""
+    hiding = False  # inside a stretch of hidden runs
     for child in el:
         tag = child.tag
         if not isinstance(tag, str) or tag in _SKIP:
             continue
+        if tag == _W + "r" and ctx.look is not None and ctx.look.hidden(child):
+            ctx.hidden_runs += not hiding
+            hiding = True
+            continue
+        if tag in (_W + "r", _W + "hyperlink", _W + "ins", _W + "moveTo", _W + "smartTag"):
+            hiding = False
         if tag == _W + "t":
             out.append(child.text or "")
         elif tag == _W + "delText":
@@ -137,9 +143,6 @@ def _text(el: Any, ctx: _Ctx, out: list[str], *, deleted: bool = False) -> None:
             if ctx.options.include_deleted:
                 _text(child, ctx, out, deleted=True)
         elif tag == _W + "r":
-            if _on(child.find(_W + "rPr"), "vanish"):
-                ctx.hidden_runs += 1
-                continue
             _text(child, ctx, out, deleted=deleted)
         elif tag in (_W + "tab", _W + "ptab"):
             out.append("\t")
@@ -348,6 +351,7 @@ def parse_docx(document_id: str, data: bytes, *, source: str | None, options: Pa
     with library_errors("DOCX"):
         document = docx.Document(io.BytesIO(data))
         ctx = _Ctx(options=options, styles=_Styles(document.styles.element))
+        ctx.look = RunLook(document.styles.element, document.element)
         comments = _comments(document, ctx) if options.include_comments else {}
         elements: list[Element] = []
         _blocks(document.element.body, ctx, elements, comments)
@@ -361,6 +365,8 @@ def parse_docx(document_id: str, data: bytes, *, source: str | None, options: Pa
         (e.text for e in elements if e.kind is ElementKind.TITLE or (e.kind is ElementKind.HEADING and e.level == 1)),
         None,
     )
+    if ctx.hidden_runs:
+        meta["hidden_elements"] = ctx.hidden_runs
     warnings = (f"{ctx.hidden_runs} hidden run(s) dropped",) if ctx.hidden_runs else ()
     return Document(
         id=document_id,

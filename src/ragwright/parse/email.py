@@ -50,7 +50,7 @@ from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 
-VERSION = "email/1"
+VERSION = "email/2"
 MAX_ATTACHMENTS = 100
 MAX_DEPTH = 3
 

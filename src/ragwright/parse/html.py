@@ -4,9 +4,12 @@ The page is parsed with lxml's HTML parser (no network, comments and processing 
 Then, in this order:
 
 1. **hidden content** is removed and counted — elements with the ``hidden`` attribute,
-   ``aria-hidden="true"``, ``<input type=hidden>``, and inline styles that hide (``display:none``,
-   ``visibility:hidden``, ``opacity:0``, ``font-size:0``, far off-screen positioning). Hidden text is
-   a prompt-injection vector; the count goes to ``Document.warnings`` and ``metadata["hidden_elements"]``;
+   ``aria-hidden="true"``, ``<input type=hidden>``, and elements that the page's CSS (``<style>`` rules,
+   inline styles, presentational attributes) hides: ``display:none``, ``visibility:hidden``,
+   ``opacity:0``, tiny fonts, ``scale(0)``, clipping (``.sr-only``), off-screen or negative ``z-index``
+   positioning, transparent or white-on-white text (:mod:`~ragwright.parse.html_clean`). Hidden text
+   is a prompt-injection vector; the count goes to ``Document.warnings`` and
+   ``metadata["hidden_elements"]``;
 2. **non-content** is removed: ``script``, ``style``, ``noscript``, ``template``, ``iframe``, media, and
    ``form`` (unless it wraps the page's main content, as ASP.NET pages do);
 3. **main content** is located by trafilatura on that cleaned tree (it drops nav, header/footer, asides
@@ -37,7 +40,7 @@ from ragwright.options import ParseOptions
 from ragwright.parse.html_clean import strip_chrome, strip_hidden
 from ragwright.parse.html_meta import iso_date, page_metadata
 
-VERSION = "html/1"
+VERSION = "html/2"
 
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _LISTS = frozenset({"ul", "ol", "dl", "list", "menu"})

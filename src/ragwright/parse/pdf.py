@@ -7,7 +7,8 @@ pdfplumber is not used: on the corpus its table finder missed or mangled three o
 50-400 ms a page. The steps:
 
 1. open (the empty password is tried by pdfium itself, then ``ParseOptions.pdf_password``);
-2. per page: lines with geometry (:mod:`~ragwright.parse.pdf_layout`), ruled tables
+2. per page: hidden text objects removed (:mod:`~ragwright.parse.pdf_hidden`), lines with geometry
+   (:mod:`~ragwright.parse.pdf_layout`), ruled tables
    (:mod:`~ragwright.parse.pdf_tables`, only on pages that draw rules), scanned or garbage-OCR pages
    rendered and sent to OCR (:mod:`~ragwright.parse.ocr`);
 3. running headers/footers removed (lines repeating, modulo digits, at the top/bottom of pages);
@@ -33,6 +34,7 @@ from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
 from ragwright.parse import pdf_core
 from ragwright.parse.pdf_elements import PdfPage, page_elements
+from ragwright.parse.pdf_hidden import hidden_objects, remove_objects
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text
 from ragwright.parse.pdf_meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
 from ragwright.parse.pdf_order import running_candidates, running_tokens
@@ -47,7 +49,7 @@ from ragwright.parse.pdf_tables import (
 
 __all__ = ["VERSION", "parse_pdf"]
 
-VERSION = "pdf/1"
+VERSION = "pdf/2"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 
@@ -102,6 +104,10 @@ def parse_pdf(
     ocr_pages = sum(1 for p in pages if p.ocr)
     if ocr_pages:
         metadata["ocr_pages"] = ocr_pages
+    hidden = sum(p.hidden for p in pages)
+    if hidden:
+        metadata["hidden_elements"] = hidden
+        warnings.append(f"{hidden} hidden text object(s) dropped (invisible, off-page, tiny or covered text)")
     if not elements:
         if any("scanned" in w or "OCR" in w for w in warnings):
             raise ParseError(f"no text: probably scanned (image-only); {' | '.join(warnings)}")
@@ -163,6 +169,14 @@ def _read_page(
     page = PdfPage(index + 1, float(raw.FPDF_GetPageWidthF(handle)), float(raw.FPDF_GetPageHeightF(handle)))
     page.widgets = forms and index < MAX_FORM_PAGES and has_widgets(raw, handle)
     core = pdf_core.get(raw)
+    hidden = (
+        core.hidden(pdf_core.address(handle), page.width, page.height)
+        if core is not None
+        else hidden_objects(raw, handle, page.width, page.height)
+    )
+    if hidden:  # off the page before its text is read, on both paths
+        remove_objects(raw, handle, hidden)
+        page.hidden = len(hidden)
     graphics = Graphics()
     reason = ""
     try:

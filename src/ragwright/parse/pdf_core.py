@@ -3,7 +3,8 @@
 ``_pdfcore.c`` does per page, in C, what :mod:`~ragwright.parse.pdf_layout` (lines, geometry, bold),
 :mod:`~ragwright.parse.pdf_order` (reading order, paragraphs, de-hyphenation, running lines),
 :mod:`~ragwright.parse.pdf_tables` (rules, images, a table region's rows of words) and
-:mod:`~ragwright.parse.pdf_elements` (headings, elements) do in Python, with the same arithmetic and
+:mod:`~ragwright.parse.pdf_elements` (headings, elements) and :mod:`~ragwright.parse.pdf_hidden` (hidden
+text objects) do in Python, with the same arithmetic and
 the same stable orderings; the Python modules stay the reference and the path for every page the
 engine declines (right-to-left text) or hands back (a page bound for OCR). Table cells are assembled
 by the same Python code on both paths. ``tests/parse/test_pdfcore.py`` checks that both paths give
@@ -41,6 +42,18 @@ _FUNCTIONS = (
     "FPDFPageObj_GetBounds",
     "FPDFPath_CountSegments",
     "FPDFImageObj_GetImagePixelSize",
+    "FPDFPage_GetCropBox",
+    "FPDFPage_GetMediaBox",
+    "FPDFPageObj_GetFillColor",
+    "FPDFPageObj_GetStrokeColor",
+    "FPDFPageObj_HasTransparency",
+    "FPDFPath_GetDrawMode",
+    "FPDFPath_GetPathSegment",
+    "FPDFPathSegment_GetPoint",
+    "FPDFPathSegment_GetType",
+    "FPDFPageObj_GetMatrix",
+    "FPDFTextObj_GetTextRenderMode",
+    "FPDFTextObj_GetFontSize",
 )
 _state: dict[str, Any] = {}
 

@@ -30,7 +30,7 @@ class PdfPage:
     """What :func:`~ragwright.parse.pdf.parse_pdf` knows of a page once read: lines (or the engine's),
     tables, OCR provenance."""
 
-    __slots__ = ("attributes", "core", "height", "lines", "number", "ocr", "tables", "widgets", "width")
+    __slots__ = ("attributes", "core", "height", "hidden", "lines", "number", "ocr", "tables", "widgets", "width")
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number = number
@@ -42,6 +42,7 @@ class PdfPage:
         self.ocr: dict[str, Any] | None = None  # OCR provenance when the page's text came from OCR
         self.attributes: dict[str, Any] = {}  # facts every element of the page carries (poor text layer)
         self.widgets = False  # the page has form widget annotations
+        self.hidden = 0  # hidden text objects removed before the text was read (pdf_hidden)
 
 
 def page_elements(pages: list[PdfPage]) -> list[Element]:

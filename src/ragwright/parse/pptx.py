@@ -8,7 +8,10 @@
 * tables become one Markdown ``TABLE`` (first row as header, merged cells repeated); group shapes are
   walked recursively; pictures with alternative text give an ``IMAGE`` element;
 * date, footer and slide-number placeholders are dropped (like headers and footers elsewhere);
-  hidden slides are skipped, with a warning;
+* what a viewer of the slide show never sees is dropped and counted (``metadata["hidden_elements"]``,
+  with a warning): hidden slides, hidden shapes (``hidden="1"``), shapes lying wholly off the slide, and
+  runs smaller than 2 pt or coloured like what is under them (the shape's solid fill, else the slide's
+  background through its layout and master, white by default; an unresolvable fill hides nothing);
 * speaker notes follow the slide as a ``PARAGRAPH`` ``"Notes: …"`` with attribute ``{"notes": True}``.
 """
 
@@ -22,8 +25,10 @@ from ragwright.errors import LimitExceeded
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.pptx_look import SlideLook, hidden_flag, off_slide, shape_fill
+from ragwright.parse.visibility import WHITE
 
-VERSION = "pptx/1"
+VERSION = "pptx/2"
 MIME: Final = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 _A: Final = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _P: Final = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -42,9 +47,10 @@ def _placeholder_type(shape: Any) -> str | None:
     return None if kind is None else str(getattr(kind, "name", kind))
 
 
-def _text_frame(shape: Any, page: int, out: list[Element], *, body: bool) -> None:
+def _text_frame(shape: Any, page: int, out: list[Element], *, body: bool, look: SlideLook) -> None:
+    under = shape_fill(shape, look.background, look.theme)
     for para in shape.text_frame.paragraphs:
-        text = " ".join(para.text.split())  # runs, fields and line breaks (vertical tabs)
+        text = look.paragraph_text(para, under)  # runs, fields and line breaks (vertical tabs)
         if not text:
             continue
         ppr = para._p.find(_A + "pPr")
@@ -57,8 +63,9 @@ def _text_frame(shape: Any, page: int, out: list[Element], *, body: bool) -> Non
             out.append(Element(ElementKind.PARAGRAPH, text, page=page))
 
 
-def _table(table: Any) -> str:
-    """A pptx table as Markdown, the merge origin's text repeated over its span."""
+def _table(table: Any, look: SlideLook) -> str:
+    """A pptx table as Markdown, the merge origin's text repeated over its span (cell fills come from
+    table styles: colour hides nothing in a table, size does)."""
     n_rows, n_cols = len(table.rows), len(table.columns)
     grid = [[""] * n_cols for _ in range(n_rows)]
     for r in range(n_rows):
@@ -66,7 +73,7 @@ def _table(table: Any) -> str:
             cell = table.cell(r, c)
             if cell.is_spanned:
                 continue
-            text = " ".join(cell.text.split())
+            text = " ".join(look.paragraph_text(p, None) for p in cell.text_frame.paragraphs).strip()
             height, width = (cell.span_height, cell.span_width) if cell.is_merge_origin else (1, 1)
             for dr in range(height):
                 for dc in range(width):
@@ -84,36 +91,44 @@ def _shape_type(shape: Any) -> int | None:
     return None if kind is None else int(kind)
 
 
-def _shapes(shapes: Any, page: int, out: list[Element], skip: Any) -> None:
-    """Walk shapes in order (recursing into groups), appending their elements."""
+def _shapes(shapes: Any, page: int, out: list[Element], skip: Any, look: SlideLook, *, top: bool = True) -> None:
+    """Walk shapes in order (recursing into groups), appending their elements; hidden and (at the top
+    level, where positions are on the slide) off-slide shapes are dropped and counted."""
     for shape in shapes:
         if shape is skip or (skip is not None and shape.shape_id == skip.shape_id):
             continue
         kind = _placeholder_type(shape)
         if kind in _DROPPED:
             continue
+        if hidden_flag(shape) or (top and off_slide(shape, look)):
+            look.hidden += 1
+            continue
         shape_type = _shape_type(shape)
         if shape_type == 6:  # MSO_SHAPE_TYPE.GROUP
-            _shapes(shape.shapes, page, out, None)
+            _shapes(shape.shapes, page, out, None, look, top=False)
         elif getattr(shape, "has_table", False) and shape.has_table:
-            table = _table(shape.table)
+            table = _table(shape.table, look)
             if table:
                 out.append(Element(ElementKind.TABLE, table, page=page))
         elif shape.has_text_frame:
-            _text_frame(shape, page, out, body=kind in _BODIES)
+            _text_frame(shape, page, out, body=kind in _BODIES, look=look)
         elif shape_type == 13:  # MSO_SHAPE_TYPE.PICTURE
             alt = " ".join((shape._element._nvXxPr.cNvPr.get("descr") or "").split())
             if alt:
                 out.append(Element(ElementKind.IMAGE, alt, page=page, attributes={"alt": True}))
 
 
-def _slide(slide: Any, page: int) -> list[Element]:
+def _slide(slide: Any, page: int, look: SlideLook) -> list[Element]:
     title_shape = None
     title = ""
     for shape in slide.shapes:
         if _placeholder_type(shape) in _TITLES and shape.has_text_frame:
             title_shape = shape
-            title = " ".join(shape.text_frame.text.split())
+            if not (hidden_flag(shape) or off_slide(shape, look)):
+                under = shape_fill(shape, look.background, look.theme)
+                title = " ".join(look.paragraph_text(p, under) for p in shape.text_frame.paragraphs).strip()
+            else:
+                look.hidden += 1
             break
     out = [
         Element(
@@ -124,10 +139,10 @@ def _slide(slide: Any, page: int) -> list[Element]:
             attributes={"slide": page} if title else {"slide": page, "untitled": True},
         )
     ]
-    _shapes(slide.shapes, page, out, title_shape)
+    _shapes(slide.shapes, page, out, title_shape, look)
     if slide.has_notes_slide:
         frame = slide.notes_slide.notes_text_frame
-        notes = "\n".join(" ".join(p.text.split()) for p in frame.paragraphs) if frame is not None else ""
+        notes = "\n".join(look.paragraph_text(p, WHITE) for p in frame.paragraphs) if frame is not None else ""
         notes = "\n".join(line for line in notes.split("\n") if line)
         if notes:
             out.append(Element(ElementKind.PARAGRAPH, f"Notes: {notes}", page=page, attributes={"notes": True}))
@@ -140,6 +155,7 @@ def parse_pptx(document_id: str, data: bytes, *, source: str | None, options: Pa
     pptx = require("pptx", "office", "PPTX parsing")
     elements: list[Element] = []
     hidden: list[int] = []
+    dropped = 0
     with library_errors("PPTX"):
         presentation = pptx.Presentation(io.BytesIO(data))
         count = len(presentation.slides)
@@ -149,11 +165,17 @@ def parse_pptx(document_id: str, data: bytes, *, source: str | None, options: Pa
             if slide._element.get("show") in ("0", "false"):
                 hidden.append(page)
                 continue
-            elements.extend(_slide(slide, page))
+            look = SlideLook.of(slide, presentation.slide_width or 0, presentation.slide_height or 0)
+            elements.extend(_slide(slide, page, look))
+            dropped += look.hidden
     meta = core_properties(archive)
     meta["slides"] = count
     first = next((e.text for e in elements if e.kind is ElementKind.HEADING and not e.attributes.get("untitled")), None)
-    warnings = (f"hidden slide(s) skipped: {', '.join(map(str, hidden))}",) if hidden else ()
+    warnings: tuple[str, ...] = (f"hidden slide(s) skipped: {', '.join(map(str, hidden))}",) if hidden else ()
+    if dropped:
+        warnings += (f"{dropped} hidden shape(s) or run(s) dropped",)
+    if hidden or dropped:
+        meta["hidden_elements"] = len(hidden) + dropped
     return Document(
         id=document_id,
         elements=tuple(elements),

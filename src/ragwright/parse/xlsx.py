@@ -16,8 +16,11 @@ so two tables side by side stay apart):
   carries its header, so no chunk loses it.
 
 Values are the cached results of formulas (never the formulas), merged cells take their top-left
-value, integers print without ``.0``, dates as ISO-8601, percentages as ``25%``. Hidden and
-very-hidden sheets, chart sheets, hidden rows and hidden columns are skipped.
+value, integers print without ``.0``, dates as ISO-8601, percentages as ``25%``. Chart sheets are
+skipped; so is what a reader of the workbook never sees, counted in ``metadata["hidden_elements"]``:
+hidden and very-hidden sheets, hidden rows and columns that hold values, and cells whose font is under
+2 pt or coloured like the cell's fill (white on an unfilled cell, say; explicit RGB and the legacy
+palette's black and white are resolved, theme colours are not and hide nothing).
 
 Before openpyxl sees the package, the sheet count (``xl/workbook.xml``), the number of ``<row>``
 elements and the area of merged ranges of every worksheet are counted from the raw XML:
@@ -45,8 +48,9 @@ from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse.ooxml import check_workbook_limits, core_properties, library_errors, open_package
+from ragwright.parse.xlsx_look import Unseen
 
-VERSION = "xlsx/1"
+VERSION = "xlsx/2"
 CSV_VERSION = "csv/1"
 MIME: Final = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ROW_GROUP_ROWS: Final = 20
@@ -256,8 +260,9 @@ def sheet_elements(
     return out
 
 
-def _grid(ws: Any) -> tuple[dict[Coord, Cell], Hidden]:
-    """Non-empty visible cells of a worksheet, merged ranges filled; and the hidden rows and columns."""
+def _grid(ws: Any) -> tuple[dict[Coord, Cell], Hidden, int]:
+    """Non-empty visible cells of a worksheet, merged ranges filled; the hidden rows and columns; and how
+    many hidden things held values (rows, columns, unreadable cells)."""
     hidden_rows = {r for r, dim in ws.row_dimensions.items() if dim.hidden}
     hidden_cols: set[int] = set()
     for dim in ws.column_dimensions.values():
@@ -265,9 +270,18 @@ def _grid(ws: Any) -> tuple[dict[Coord, Cell], Hidden]:
             hidden_cols.update(range(dim.min, dim.max + 1))
     grid: dict[Coord, Cell] = {}
     formats: dict[int, str] = {}
+    unseen = Unseen(ws.parent)
+    dropped_lines: set[tuple[str, int]] = set()
+    unreadable = 0
     for (r, c), cell in ws._cells.items():  # only stored cells: no walk over empty gaps
         value = cell.value
-        if value is None or r in hidden_rows or c in hidden_cols:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        if r in hidden_rows or c in hidden_cols:
+            dropped_lines.add(("row", r) if r in hidden_rows else ("col", c))
+            continue
+        if unseen(cell._style):
+            unreadable += 1
             continue
         fmt = "General"
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -285,7 +299,7 @@ def _grid(ws: Any) -> tuple[dict[Coord, Cell], Hidden]:
             for c in range(rng.min_col, rng.max_col + 1):
                 if r not in hidden_rows and c not in hidden_cols:
                     grid[r, c] = Cell(origin.text, origin.is_text, (rng.min_row, rng.min_col), wide)
-    return grid, (sorted(hidden_rows), sorted(hidden_cols))
+    return grid, (sorted(hidden_rows), sorted(hidden_cols)), len(dropped_lines) + unreadable
 
 
 def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: ParseOptions) -> Document:
@@ -295,6 +309,7 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
     elements: list[Element] = []
     skipped: list[str] = []
     hidden = 0
+    dropped = 0  # hidden sheets, rows and columns with values, unreadable cells
     with library_errors("XLSX"):
         check_workbook_limits(archive, options)
         with warnings.catch_warnings():
@@ -303,9 +318,11 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
         for ws in book.worksheets:  # chart sheets are not worksheets
             if ws.sheet_state != "visible":
                 skipped.append(ws.title)
+                dropped += 1
                 continue
-            grid, lines = _grid(ws)
+            grid, lines, unseen = _grid(ws)
             hidden += len(lines[0]) + len(lines[1])
+            dropped += unseen
             elements.extend(sheet_elements(ws.title, grid, hidden=lines))
         sheets = [ws.title for ws in book.worksheets if ws.sheet_state == "visible"]
     meta = core_properties(archive)
@@ -313,6 +330,8 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
     warns = [f"hidden sheet(s) skipped: {', '.join(skipped)}"] if skipped else []
     if hidden:
         warns.append(f"{hidden} hidden row(s)/column(s) skipped")
+    if dropped:
+        meta["hidden_elements"] = dropped
     return Document(
         id=document_id,
         elements=tuple(elements),

@@ -25,6 +25,19 @@ static struct {
     int (*GetBounds)(void *, float *, float *, float *, float *);
     int (*CountSegments)(void *);
     int (*ImagePixelSize)(void *, unsigned int *, unsigned int *);
+    /* hidden text (hidden.c) */
+    int (*GetCropBox)(void *, float *, float *, float *, float *);
+    int (*GetMediaBox)(void *, float *, float *, float *, float *);
+    int (*GetFillColor)(void *, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
+    int (*GetStrokeColor)(void *, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
+    int (*HasTransparency)(void *);
+    int (*GetDrawMode)(void *, int *, int *);
+    void *(*GetPathSegment)(void *, int);
+    int (*SegmentPoint)(void *, float *, float *);
+    int (*SegmentType)(void *);
+    int (*GetMatrix)(void *, void *);
+    int (*GetRenderMode)(void *);
+    int (*GetFontSize)(void *, float *);
     int bound;
 } F;
 

@@ -9,6 +9,11 @@ Threads default to **1**: on shared cores llama.cpp with 2 threads collapsed fro
 (DESIGN.md "Offline models"); prompt processing gets its own count (``n_threads_batch``, default
 the same). llama.cpp is not thread-safe, so one lock serialises every call on a model; a stream
 holds it until it is consumed or closed. Calls update :attr:`ledger` (calls, tokens, seconds).
+
+Before the weights first load in this process, :func:`~ragwright.models.llms.probe.ensure_model_runs`
+generates a few tokens in a child process (once per machine, model and llama.cpp build): a build
+that uses CPU instructions the machine does not enable (AMX in a VM, AVX-512) would otherwise kill
+the caller with SIGSEGV; the probe turns that into a :class:`GenerationError` saying how to reinstall.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 from ragwright._deps import require
 from ragwright.errors import ConfigError, GenerationError, MissingDependencyError
 from ragwright.models.llms.base import ChatLedger, ChatResponse, Message, Usage, chat_messages
+from ragwright.models.llms.probe import ensure_model_runs
 
 __all__ = ["LlamaCppChat"]
 
@@ -58,9 +64,11 @@ class LlamaCppChat:
         seed: int = 0,
         name: str | None = None,
         grammar_json: bool = True,
+        probe: bool = True,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
-            raise MissingDependencyError("llama_cpp", _EXTRA, "the local LLM (llama-cpp-python; compiles once)")
+            purpose = "the local LLM; llama-cpp-python compiles once: build it portably as docs/llm.md shows"
+            raise MissingDependencyError("llama_cpp", _EXTRA, purpose)
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise ConfigError.invalid("model_path", str(model_path), "the path of an existing .gguf file")
@@ -78,6 +86,7 @@ class LlamaCppChat:
         self.n_threads_batch = n_threads_batch or n_threads
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.grammar_json = grammar_json
+        self.probe = probe  # the crash probe at first load (RAGWRIGHT_LLM_PROBE=0 turns it off everywhere)
         self._name = name or f"llama.cpp:{path.stem}"
         self._lock = threading.Lock()  # serialises calls on the (not thread-safe) llama.cpp context
         self._load_lock = threading.Lock()
@@ -104,6 +113,8 @@ class LlamaCppChat:
         with self._load_lock:
             if self._llama is None:
                 llama_cpp = require("llama_cpp", _EXTRA, "the local LLM")
+                if self.probe:  # a crash in the child is an error here, not the end of this process
+                    ensure_model_runs(self.model_path, n_threads=self.n_threads, name=self.name)
                 started = time.perf_counter()
                 try:
                     self._llama = llama_cpp.Llama(

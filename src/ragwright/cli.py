@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import DEFAULT_STORE, MODES, State, caller, command, parse_filters, split_groups
+from ragwright.cli_common import DEFAULT_STORE, State, caller, command, parse_filters, split_groups
 from ragwright.cli_output import (
     flat,
     one_line,
@@ -23,6 +23,7 @@ from ragwright.cli_output import (
     safe_text,
 )
 from ragwright.errors import ConfigError
+from ragwright.options import PRESETS
 
 
 def retrieval_flags(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,7 +37,7 @@ def retrieval_flags(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--groups", default=None, help="The caller's comma-separated ACL groups."),
             click.option(
                 "--mode",
-                type=click.Choice(list(MODES)),
+                type=click.Choice(list(PRESETS)),
                 default="hybrid",
                 show_default=True,
                 help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
@@ -211,7 +212,9 @@ def search(
     """Search the store and print the best chunks, as the caller --tenant/--groups (public content otherwise)."""
     from ragwright.options import RetrievalOptions
 
-    options = RetrievalOptions(top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), **MODES[mode])
+    options = RetrievalOptions(
+        top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), **PRESETS[mode]
+    )
     with state.open(must_exist=True) as rag:
         results = rag.search(query, options, identity=caller(tenant, groups))
     state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
@@ -246,7 +249,7 @@ def ask(
         top_k=top_k,
         min_score=min_score,
         metadata_filter=parse_filters(filters),
-        use_hybrid_search=mode == "hybrid",
+        **PRESETS[mode],
         verify_answer=verify,
         system_prompt=system_prompt,
     )
@@ -291,7 +294,8 @@ def status(state: State, model: str | None, list_status: str | None, check: bool
     def human() -> None:
         click.echo(
             f"store {info['store']}: {info['indexed']} documents indexed, {info['chunks']} chunks, "
-            f"{info['failed']} failed, {info['deleted']} deleted; model {info['embedding_model']}"
+            f"{info['failed']} failed, {info['deleted']} deleted; model {info['embedding_model']}, "
+            f"keyword analyzer {info['keyword_analyzer']}"
         )
         for f in info["failed_documents"]:
             access = _access(f["tenant"], f["acl"])

@@ -17,13 +17,6 @@ DEFAULT_STORE = Path(".ragwright") / "store.db"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-MODES: dict[str, dict[str, Any]] = {
-    "hybrid": {"use_hybrid_search": True},
-    "dense": {"use_hybrid_search": False},
-    "bm25": {"use_dense_search": False, "use_keyword_search": True},
-}
-
-
 class State:
     def __init__(
         self,

@@ -29,7 +29,17 @@ from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel
 from ragwright.models.sparse import SparseEncoder, load_sparse_encoder
-from ragwright.options import ChunkingOptions, IngestOptions, ParentOptions, RagOptions, RetrievalOptions
+from ragwright.options import (
+    DEFAULT_WEIGHTS,
+    PRESETS,
+    ChunkingOptions,
+    EnsembleOptions,
+    FeedbackOptions,
+    IngestOptions,
+    ParentOptions,
+    RagOptions,
+    RetrievalOptions,
+)
 from ragwright.postprocess.rerank import Reranker
 from ragwright.rag_admin import RagAdmin
 from ragwright.retrieve import Retriever
@@ -95,10 +105,10 @@ class Rag(RagAdmin):
             if reranker is not None:
                 reranker = CachedReranker(reranker, self.cache, ttl_s=self.cache_options.rerank_ttl_s, namespace=ns)
         self.store, self.embedder = store, embedder
-        # Hybrid (dense + BM25, RRF) is the default here: measured better than dense alone on every
-        # BEIR collection we have (benchmarks/RESULTS.md). Seed 000's RetrievalOptions() stays pure dense.
-        self.retrieval_options = retrieval_options or RetrievalOptions(use_hybrid_search=True)
-        self.rag_options = rag_options or RagOptions(use_hybrid_search=True)
+        # Hybrid (dense + BM25, convex fusion, Rocchio feedback: PRESETS["hybrid"]) is the default here,
+        # each part chosen by measurement (benchmarks/RESULTS.md). Seed 000's RetrievalOptions() stays pure dense.
+        self.retrieval_options = retrieval_options or RetrievalOptions(**PRESETS["hybrid"])
+        self.rag_options = rag_options or RagOptions(**PRESETS["hybrid"])
         self.identity = identity or Identity()
         self.chunker = make_chunker(embedder, chunking)
         # *sparse_encoder* ("splade", a BertForMaskedLM folder, or a SparseEncoder) adds the SPLADE arm to
@@ -335,7 +345,13 @@ class Rag(RagAdmin):
         retrieved = time.perf_counter()
         if trace.transforms or trace.relaxed_filters:
             log.info("ask_transforms: %s", trace.summary())
-        path = _retrieval_path(results, retrieval.arms, rerank=self.retriever.reranker is not None)
+        path = _retrieval_path(
+            results,
+            retrieval.arms,
+            rerank=self.retriever.reranker is not None,
+            ensemble=retrieval.ensemble,
+            feedback=retrieval.feedback,
+        )
 
         def finish(response: RagResponse) -> RagResponse:
             timings = {"retrieve_s": retrieved - start, **response.timings, "total_s": time.perf_counter() - start}
@@ -360,13 +376,28 @@ class Rag(RagAdmin):
         self.close()
 
 
-def _retrieval_path(results: Sequence[SearchResult], arms: Sequence[str], *, rerank: bool) -> str:
-    """The path retrieval took, from the evidence on the results: ``dense+bm25 → rrf → rerank``."""
-    seen = list(dict.fromkeys(arm for r in results for arm in r.arms if arm != "rerank")) or list(arms)
+def _retrieval_path(
+    results: Sequence[SearchResult],
+    arms: Sequence[str],
+    *,
+    rerank: bool,
+    ensemble: EnsembleOptions | None = None,
+    feedback: FeedbackOptions | None = None,
+) -> str:
+    """The path retrieval took, from the evidence on the results: ``dense+bm25 → convex (dense 0.7,
+    bm25 0.3) → rocchio → rerank`` (the weights of a weighted fusion as used; the feedback that ran)."""
+    seen = list(dict.fromkeys(arm for r in results for arm in r.arms if arm not in ("rerank", "phrase"))) or list(arms)
     steps = ["+".join(seen)]
     fusion = next((r.fusion for r in results if r.fusion), None)
     if fusion:
+        if fusion in ("convex", "weighted"):
+            used = ensemble or EnsembleOptions()
+            fusion += (
+                " (" + ", ".join(f"{arm} {used.weight(arm):g}" for arm in seen if arm in DEFAULT_WEIGHTS[fusion]) + ")"
+            )
         steps.append(fusion)
+    if feedback is not None and results:
+        steps.append("+".join(name for name, on in (("rm3", feedback.rm3), ("rocchio", feedback.rocchio)) if on))
     if rerank and any("rerank" in r.arms for r in results):
         steps.append("rerank")
     return " → ".join(steps)

@@ -13,7 +13,7 @@ from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
 from ragwright.options import ChunkingOptions
-from ragwright.stores.base import Store
+from ragwright.stores.base import KeywordSearch, Store
 
 
 class RagAdmin:
@@ -139,6 +139,9 @@ class RagAdmin:
             **counts,
             "chunks": self.store.count_chunks(),
             "embedding_model": self.embedder.name,
+            # BM25 is derived state: a new analyzer rebuilds the keyword index from the stored chunks
+            # when the store opens, and never re-embeds anything.
+            "keyword_analyzer": self.store.keyword_analyzer if isinstance(self.store, KeywordSearch) else None,
             "failed_documents": [
                 {
                     "document": r.document_id,

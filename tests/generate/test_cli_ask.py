@@ -88,5 +88,8 @@ def test_without_llm_the_answer_is_extractive(store: str, chat: ScriptedChat) ->
 
 def test_decline_is_shown(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llms, "load_chat", lambda spec, **kw: ScriptedChat(lambda m: "I don't know."))
-    out = ask(store, "--llm", "local", "ask", "What is the boiling point on Mars?").stdout
+    out = ask(store, "--llm", "local", "ask", "What is the refund window on Mars?").stdout
     assert "(declined: model_insufficient_context)" in out
+    # Nothing retrieved at all (no keyword in the documents, no positive cosine): declined before the model.
+    out = ask(store, "--llm", "local", "ask", "What is the boiling point on Mars?").stdout
+    assert "(declined: no_sources)" in out

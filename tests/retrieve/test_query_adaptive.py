@@ -102,7 +102,7 @@ def test_feedback_runs_a_second_pass_and_degrades(
     keyword = {"use_dense_search": False, "use_keyword_search": True}
     plain = rag.search("lens", top_k=3, **keyword)
     assert [r.chunk.document_id for r in plain] == ["lens.md"]
-    fed = rag.search("lens", top_k=3, feedback=FeedbackOptions(documents=1, rocchio=False), **keyword)
+    fed = rag.search("lens", top_k=3, feedback=FeedbackOptions(documents=1, rm3=True, rocchio=False), **keyword)
     assert [r.chunk.document_id for r in fed] == ["lens.md", "eye.md"]  # "crystallins", learnt from lens.md
 
     def broken(*args: object, **kwargs: object) -> object:
@@ -110,6 +110,6 @@ def test_feedback_runs_a_second_pass_and_degrades(
 
     monkeypatch.setattr("ragwright.retrieve.pipeline.rm3_query", broken)
     with caplog.at_level("WARNING"):
-        again = rag.search("lens", top_k=3, feedback=FeedbackOptions(rocchio=False), **keyword)
+        again = rag.search("lens", top_k=3, feedback=FeedbackOptions(rm3=True, rocchio=False), **keyword)
     assert [r.chunk.document_id for r in again] == ["lens.md"]  # the first pass serves the query
     assert any("feedback_failed" in r.message for r in caplog.records)

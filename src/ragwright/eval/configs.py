@@ -15,14 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragwright.errors import ConfigError
-from ragwright.options import EnsembleOptions, FeedbackOptions, RetrievalOptions
-
-#: Presets by name → option overrides. Later retrieval stages add theirs here.
-PRESETS: dict[str, Mapping[str, Any]] = {
-    "dense": {"use_hybrid_search": False},
-    "bm25": {"use_dense_search": False, "use_keyword_search": True},
-    "hybrid": {"use_hybrid_search": True},
-}
+from ragwright.options import PRESETS, EnsembleOptions, FeedbackOptions, RetrievalOptions
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ __all__ = ["CHUNK_MIN_CONFIDENCE", "QUERY_MIN_CONFIDENCE", "chunk_languages", "d
 CHUNK_MIN_CONFIDENCE: Final = 0.5
 #: A query's detected language joins the analysis at this probability.
 QUERY_MIN_CONFIDENCE: Final = 0.6
-#: Longer texts are cut here before detection: the first few thousand characters decide it.
-_MAX_CHARS: Final = 4000
+#: Longer texts are cut here before detection: a thousand characters decide it as well as the whole.
+_MAX_CHARS: Final = 1200
 
 _identifier: Any = None
 _lock = threading.Lock()

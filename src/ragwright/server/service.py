@@ -24,7 +24,7 @@ from ragwright.model.filters import as_filter, filter_size
 from ragwright.model.identity import PUBLIC
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.model.results import RagResponse, SearchResult
-from ragwright.options import EnsembleOptions, RagOptions, RetrievalOptions
+from ragwright.options import EnsembleOptions, FeedbackOptions, RagOptions, RetrievalOptions
 from ragwright.rag import Rag
 from ragwright.server.auth import AuthError, Caller, require_writer
 from ragwright.server.config import ServerConfig
@@ -64,6 +64,8 @@ def options_from_json(base: Any, raw: Any, max_top_k: int, max_filter_terms: int
         raise ConfigError("'filter' takes a Python Spec and cannot be sent over HTTP: use 'metadata_filter'")
     if isinstance(values.get("ensemble"), Mapping):
         values["ensemble"] = EnsembleOptions.from_dict(values["ensemble"])
+    if isinstance(values.get("feedback"), Mapping):
+        values["feedback"] = FeedbackOptions.from_dict(values["feedback"])
     options = base.merged(**values)
     terms = filter_size(as_filter(options.metadata_filter))
     if terms > max_filter_terms:

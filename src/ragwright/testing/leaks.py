@@ -77,7 +77,8 @@ SHARED_SOURCE_ID = "shared-handbook.md"
 BASE_MODES: dict[str, dict[str, Any]] = {
     "dense": {"use_hybrid_search": False},
     "bm25": {"use_dense_search": False, "use_keyword_search": True},
-    "hybrid": {"use_hybrid_search": True},
+    "hybrid": {"use_hybrid_search": True},  # with Rag's defaults: convex fusion, Rocchio feedback
+    "hybrid+rrf+rm3": {"use_hybrid_search": True, "ensemble": None, "feedback": None},  # filled in below
     "hybrid+weighted": {"use_hybrid_search": True, "ensemble": None},  # filled in below
     "parents": {"use_hybrid_search": True, "use_parent_document": True},
     "auto-merge": {"use_hybrid_search": True, "parent_mode": "auto_merge"},
@@ -90,6 +91,13 @@ def _weighted() -> Any:
     from ragwright.options import EnsembleOptions
 
     return EnsembleOptions(method="weighted")
+
+
+def _rrf_rm3() -> dict[str, Any]:
+    """RRF fusion with both kinds of pseudo-relevance feedback: the second pass learns from results."""
+    from ragwright.options import EnsembleOptions, FeedbackOptions
+
+    return {"ensemble": EnsembleOptions(method="rrf"), "feedback": FeedbackOptions(rm3=True)}
 
 
 @dataclass
@@ -137,6 +145,7 @@ class LeakAudit:
         self.queries_per_identity, self.top_k, self.ask_every = queries_per_identity, top_k, ask_every
         self.modes = {name: dict(o) for name, o in BASE_MODES.items()}
         self.modes["hybrid+weighted"]["ensemble"] = _weighted()
+        self.modes["hybrid+rrf+rm3"].update(_rrf_rm3())
         self.modes.update({name: dict(o) for name, o in (extra_modes or {}).items()})
         self._identities = identities
         self.access: dict[str, tuple[str, tuple[str, ...]]] = {}

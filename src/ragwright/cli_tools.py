@@ -36,7 +36,7 @@ def parse_command(state: State, file: Path, password: str | None, no_ocr: bool) 
 
 
 @click.command("eval")
-@click.argument("dataset", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("dataset", type=click.Path(path_type=Path, exists=True))
 @click.option("--config", "configs", multiple=True, help="PRESET or PRESET+key=value… (repeatable; default dense).")
 @click.option("--split", default="test", show_default=True, help="qrels split of a BEIR dataset.")
 @click.option("--limit", type=int, default=None, help="Evaluate only the first N judged queries.")
@@ -59,6 +59,9 @@ def parse_command(state: State, file: Path, password: str | None, no_ocr: bool) 
     default=None,
     help="Folder that a RAG set's corpus paths are relative to (default: ../shared beside the set's repo).",
 )
+@click.option(
+    "--judge", is_flag=True, help="QA.jsonl: also grade each answer with the --llm chat model (Cohen's kappa)."
+)
 @command
 def eval_command(
     state: State,
@@ -69,11 +72,17 @@ def eval_command(
     report_dir: Path | None,
     eval_store: Path | None,
     base: Path | None,
+    judge: bool,
 ) -> None:
-    """Evaluate retrieval configurations on a BEIR dataset (or ask() on a RAG benchmark set)."""
-    from ragwright.eval.commands import is_rag_set, run_beir_eval, run_rag_eval
+    """Evaluate retrieval configurations on a BEIR dataset, ask() on a RAG benchmark set, or ask() on the
+    store's documents for a QA.jsonl file of {question, answers[], unanswerable} records."""
+    from ragwright.eval.commands import is_rag_set, run_beir_eval, run_qa_eval, run_rag_eval
     from ragwright.models.embedders import load_embedder
 
+    if dataset.is_file():
+        payload, text = run_qa_eval(state, dataset, limit=limit, judge=judge)
+        state.emit(payload, lambda: click.echo(text))
+        return
     embedder = load_embedder(state.embedder or "default")
     if is_rag_set(dataset):
         payload, text = run_rag_eval(dataset, embedder=embedder, base=base or _default_base(dataset))

@@ -81,3 +81,19 @@ def run_rag_eval(set_dir: Path, *, embedder: Any, base: Path | None = None) -> t
         lines.append(f"  {name:<20} {iv['mean']:.3f} [{iv['ci_low']:.3f}, {iv['ci_high']:.3f}]")
     lines.append("  categories: " + ", ".join(f"{k} {v}" for k, v in sorted(payload["categories"].items())))
     return payload, "\n".join(lines)
+
+
+def run_qa_eval(state: Any, path: Path, *, limit: int | None = None, judge: bool = False) -> tuple[dict[str, Any], str]:
+    """Ask every record of a QA.jsonl file against the CLI's store (its defaults) and score the answers."""
+    from ragwright.eval.qa import evaluate_qa, load_qa, render
+
+    items = load_qa(path)[:limit] if limit else load_qa(path)
+    with state.open(must_exist=True) as rag:
+        grader = rag.llm if judge else None
+        if judge and grader is None:
+            raise ConfigError("--judge needs a chat model: ragwright --llm local eval QA.jsonl --judge")
+        report = evaluate_qa(rag.ask, items, judge=grader)
+    payload = report.to_dict()
+    payload["dataset"] = str(path)
+    payload["store"] = str(state.store)
+    return payload, render(report, path.name)

@@ -88,3 +88,45 @@ def paired_bootstrap(
     wins = sum(1 for d in diffs if d > 1e-12)
     losses = sum(1 for d in diffs if d < -1e-12)
     return PairedComparison(interval, significant, wins, losses, len(diffs) - wins - losses)
+
+
+def balanced_accuracy_ci(
+    positives: Sequence[float],
+    negatives: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Interval:
+    """The mean of two class accuracies (*positives*, *negatives*: 1/0 per item), with a stratified
+    percentile-bootstrap interval (each class resampled on its own, so both stay represented)."""
+    import numpy as np
+
+    _check(confidence, resamples)
+    pos, neg = np.asarray(positives, dtype=float), np.asarray(negatives, dtype=float)
+    if pos.size == 0 or neg.size == 0:
+        raise ConfigError("balanced accuracy needs items of both classes")
+    rng = np.random.default_rng(seed)
+    pos_means = pos[rng.integers(0, pos.size, size=(resamples, pos.size))].mean(axis=1)
+    neg_means = neg[rng.integers(0, neg.size, size=(resamples, neg.size))].mean(axis=1)
+    values = (pos_means + neg_means) / 2.0
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(values, [alpha, 1.0 - alpha])
+    point = (float(pos.mean()) + float(neg.mean())) / 2.0
+    return Interval(point, float(low), float(high), confidence, int(pos.size + neg.size))
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Cohen's kappa between two binary raters over the same items (1.0 = perfect agreement, 0 = chance).
+
+    When both raters give one and the same label to every item, agreement is perfect and kappa is 1.0.
+    """
+    if len(a) != len(b) or not a:
+        raise ConfigError("cohen_kappa needs two equally long, non-empty label lists")
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    if expected >= 1.0:
+        return 1.0 if observed == 1.0 else 0.0
+    return (observed - expected) / (1.0 - expected)

@@ -400,8 +400,15 @@ class RagOptions(_OptionsBase):
     with stricter instructions when unsupported, and declines if the retry is still unsupported.
     ``answer_mode="extractive"`` quotes the best supporting sentences with ``[Source N]`` citations;
     ``extractive_min_similarity`` is the cosine a sentence must reach to count as support — below it
-    the answer declines honestly — and ``extractive_relative_floor`` keeps only sentences scoring at
-    least that fraction of the best one, so a strong answer is not padded with weak neighbours.
+    the answer declines honestly (with ``answerability="off"``) — and ``extractive_relative_floor``
+    quotes a second unit only when the sentence model scores it at least that fraction of the best one,
+    so a strong answer is not padded with weak neighbours.
+    ``answerability="model"`` (default) asks the shipped answerability model whether the best evidence
+    answers the question (:mod:`ragwright.generate.answerability`): below its threshold
+    (``answerability_threshold``, ``None`` = the threshold shipped with the weights) both answer modes
+    decline before quoting or generating, ``decline_reason`` naming the signal; ``"off"`` leaves the
+    decision to ``extractive_min_similarity`` (extractive) or to the chat model. ``max_answer_sentences``
+    caps what the extractive answer quotes (it quotes one unit, two only when the first is not enough).
     """
 
     top_k: int = 5
@@ -423,8 +430,10 @@ class RagOptions(_OptionsBase):
     verify_answer: bool = False
     use_corrective_answer: bool = False
     extractive_min_similarity: float = 0.4
-    extractive_relative_floor: float = 0.8
+    extractive_relative_floor: float = 0.7
     max_answer_sentences: int = 3
+    answerability: Literal["model", "off"] = "model"
+    answerability_threshold: float | None = None
 
     def __post_init__(self) -> None:
         # Validates the shared retrieval fields with the same rules and messages.
@@ -445,6 +454,8 @@ class RagOptions(_OptionsBase):
         check_float("extractive_min_similarity", self.extractive_min_similarity, lo=0.0, hi=1.0)
         check_float("extractive_relative_floor", self.extractive_relative_floor, lo=0.0, hi=1.0)
         check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)
+        check_choice("answerability", self.answerability, ("model", "off"))
+        check_float("answerability_threshold", self.answerability_threshold, lo=0.0, hi=1.0, optional=True)
 
     def to_retrieval_options(self) -> RetrievalOptions:
         """The retrieval half, forwarded verbatim."""

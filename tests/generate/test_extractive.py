@@ -1,8 +1,17 @@
-from ragwright.generate.extractive import ExtractiveAnswerer, _pieces
+from ragwright.generate.evidence import gather
+from ragwright.generate.extractive import ExtractiveAnswerer, _pieces, choose_units
+from ragwright.generate.question import analyze
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
+from ragwright.models.embedders import default_embedder
 from ragwright.options import RagOptions
 from ragwright.testing.doubles import HashingEmbedder
+
+OFF = RagOptions(answerability="off", extractive_min_similarity=0.0)
+
+
+def source(doc: str, text: str, score: float = 0.5) -> SearchResult:
+    return SearchResult(Chunk.create(doc, text, 0), score)
 
 
 def test_table_rows_become_self_describing_records() -> None:
@@ -12,21 +21,75 @@ def test_table_rows_become_self_describing_records() -> None:
 
 def test_answer_quotes_and_cites_the_supporting_sentence() -> None:
     sources = [
-        SearchResult(Chunk.create("a", "The cafeteria opens at nine. Parking is free for staff members.", 0), 0.5),
-        SearchResult(
-            Chunk.create("b", "Refunds are possible within thirty days of delivery for all customers.", 0), 0.4
-        ),
+        source("a", "The cafeteria opens at nine. Parking is free for staff members."),
+        source("b", "Refunds are possible within thirty days of delivery for all customers.", 0.4),
     ]
-    response = ExtractiveAnswerer(HashingEmbedder()).answer(
-        "refunds within thirty days of delivery", sources, RagOptions(extractive_min_similarity=0.3)
-    )
+    response = ExtractiveAnswerer(HashingEmbedder()).answer("refunds within thirty days of delivery", sources, OFF)
     assert not response.declined
     assert response.answer == "Refunds are possible within thirty days of delivery for all customers. [Source 2]"
     assert [(c.source, c.document_id) for c in response.citations] == [(2, "b")]
 
 
-def test_relative_floor_drops_weak_padding() -> None:
-    sources = [SearchResult(Chunk.create("a", "alpha beta gamma delta. alpha words unrelated entirely here.", 0), 0.5)]
-    opts = RagOptions(extractive_min_similarity=0.1, extractive_relative_floor=0.99)
-    response = ExtractiveAnswerer(HashingEmbedder()).answer("alpha beta gamma delta", sources, opts)
-    assert len(response.citations) == 1
+def test_a_title_heading_or_see_also_line_is_never_the_answer() -> None:
+    text = (
+        "# Duck\n\nDuck\n\nFor duck as a food, see .\n\n"
+        "Duck is the common name for numerous species of waterfowl in the family Anatidae."
+    )
+    response = ExtractiveAnswerer(HashingEmbedder()).answer("duck", [source("w", text)], OFF)
+    assert response.answer.startswith("Duck is the common name") and "see ." not in response.answer
+
+
+def test_a_date_question_gets_the_date_not_the_time() -> None:
+    text = (
+        "Tuesday, January 13, 2009\n\nThe above-entitled matter came on for oral argument before the Supreme "
+        "Court of the United States at 1:01 p.m."
+    )
+    response = ExtractiveAnswerer(default_embedder()).answer(
+        "On what date was the oral argument before the Supreme Court?", [source("t", text)], OFF
+    )
+    assert not response.declined
+    assert "January 13, 2009" in response.answer and response.citations[0].source == 1
+
+
+def test_a_table_row_answers_with_its_header_and_is_cited() -> None:
+    text = (
+        "Table 1: EU Countries Information\n\n| Country | Population (millions) | Capital |\n| --- | --- | --- |\n"
+        "| Austria | 8.9 | Vienna |\n| Belgium | 11.5 | Brussels |"
+    )
+    response = ExtractiveAnswerer(default_embedder()).answer(
+        "What is the capital of Belgium?", [source("eu", text)], OFF
+    )
+    assert not response.declined, response
+    assert "Country: Belgium" in response.answer and "Capital: Brussels" in response.answer
+    assert "[Source 1]" in response.answer and response.citations[0].quote is not None
+
+
+def test_a_second_sentence_only_when_the_first_lacks_the_asked_type() -> None:
+    text = "The treaty was signed by both kings after long talks. It happened in 1066."
+    ev = gather(analyze("When was the treaty signed by both kings?"), [source("h", text)], HashingEmbedder())
+    ev.scores = [0.9, 0.1]
+    ev.order = [0, 1]
+    assert choose_units(ev, 3, relative_floor=0.99) == [0, 1]  # the year is in the neighbour
+    assert choose_units(ev, 1) == [0]
+    ev2 = gather(analyze("Who signed the treaty?"), [source("h", text)], HashingEmbedder())
+    ev2.scores, ev2.order = [0.9, 0.1], [0, 1]
+    assert choose_units(ev2, 3, relative_floor=0.7) == [0]
+
+
+def test_the_answerability_model_declines_off_topic_questions_with_a_reason() -> None:
+    sources = [source("ibm", "IBM was founded in 1911 as the Computing-Tabulating-Recording Company.")]
+    response = ExtractiveAnswerer(default_embedder()).answer(
+        "How long do ducks live in captivity?", sources, RagOptions()
+    )
+    assert response.declined and response.decline_reason is not None
+    assert response.decline_reason.startswith("answerability_") and response.answerability is not None
+    assert response.answerability < 0.5
+
+
+def test_off_falls_back_to_the_similarity_floor() -> None:
+    sources = [source("a", "alpha beta gamma delta. epsilon zeta eta theta iota.")]
+    response = ExtractiveAnswerer(HashingEmbedder()).answer(
+        "kappa lambda mu nu", sources, RagOptions(answerability="off", extractive_min_similarity=0.9)
+    )
+    assert response.declined and response.decline_reason == "no_supporting_sentence"
+    assert response.answerability is None

@@ -5,6 +5,9 @@ One generator body (:meth:`LlmAnswerer.run`) serves ``ask`` and ``ask_stream``:
 * **no sources** → decline (``no_sources``) without calling the model;
 * **nothing relevant enough** (``RagOptions.min_relevance``) → decline (``below_relevance_threshold``)
   without calling the model;
+* **the evidence does not answer the question** (the answerability model of
+  :mod:`ragwright.generate.answerability`, on by default with ``RagOptions.answerability="model"``
+  when an embedder is given) → decline (``answerability_<signal>``) before spending generation;
 * otherwise the prompt contract (:mod:`ragwright.generate.prompt`) goes to the observer, then to the
   model; the reply's ``[Source N]`` markers are checked (:mod:`ragwright.generate.citations`);
 * the model saying the context is insufficient → decline (``model_insufficient_context``), keeping the
@@ -25,9 +28,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ragwright.generate.answerability import applies_to, judge
 from ragwright.generate.citations import check_citations, is_refusal, without_citations
+from ragwright.generate.evidence import EmbeddingCache, gather
 from ragwright.generate.extractive import NO_SOURCES
 from ragwright.generate.prompt import DECLINE_SENTENCE, PromptObserver, build_messages, notify
+from ragwright.generate.question import analyze
 from ragwright.generate.stream import AnswerRun, AnswerStream, drain
 from ragwright.generate.verify import verify_groundedness
 from ragwright.model.results import RagResponse, SearchResult
@@ -41,6 +47,9 @@ _WORD: Final = re.compile(r"\w")
 BELOW_THRESHOLD: Final = (
     "I could not find an answer to this in the indexed documents: no passage was relevant enough. "
     "The closest passages are listed as sources."
+)
+NOT_ANSWERED: Final = (
+    "I could not find an answer to this in the indexed documents. The closest passages are listed as sources."
 )
 UNSUPPORTED: Final = (
     "I could not find an answer to this that the indexed documents support. The closest passages are listed as sources."
@@ -81,6 +90,7 @@ class LlmAnswerer:
         embedder: Embedder | None = None,
     ) -> None:
         self.llm, self.observer, self.embedder = llm, observer, embedder
+        self.cache = EmbeddingCache()
 
     def answer(self, question: str, results: Sequence[SearchResult], options: RagOptions) -> RagResponse:
         return drain(self.run(question, results, options))
@@ -94,8 +104,10 @@ class LlmAnswerer:
         """Yield answer deltas; return the :class:`RagResponse`."""
         sources = tuple(results)
         ledger = _Ledger()
+        probability: float | None = None
 
         def respond(answer: str, **fields: Any) -> RagResponse:
+            fields.setdefault("answerability", probability)
             return RagResponse(
                 answer,
                 sources,
@@ -114,6 +126,19 @@ class LlmAnswerer:
             log.info("answer_declined: below_relevance_threshold (min_relevance=%s)", options.min_relevance)
             yield BELOW_THRESHOLD
             return respond(BELOW_THRESHOLD, declined=True, decline_reason="below_relevance_threshold")
+        if options.answerability == "model" and self.embedder is not None and not applies_to(self.embedder.name):
+            log.info("answerability_skipped: the model was trained on another embedder than %s", self.embedder.name)
+        elif options.answerability == "model" and self.embedder is not None:
+            start = time.perf_counter()
+            ev = gather(analyze(question), sources, self.embedder, self.cache)
+            verdict = judge(ev, sources, threshold=options.answerability_threshold)
+            ledger.add_time("answerability_s", time.perf_counter() - start)
+            probability = verdict.probability
+            if ev.best is None or not verdict.answerable:
+                reason = verdict.decline_reason if ev.best is not None else "no_supporting_sentence"
+                log.info("answer_declined: %s (p=%.3f)", reason, verdict.probability)
+                yield NOT_ANSWERED
+                return respond(NOT_ANSWERED, declined=True, decline_reason=reason, answerability=probability)
 
         passthrough = streaming and not options.verify_answer
         messages = self._messages(question, sources, options, strict=False)

@@ -85,7 +85,9 @@ class RagResponse:
     an answer that makes claims without one valid citation. ``verified`` is the groundedness verdict
     (``None`` when verification was off or could not run). ``usage`` counts the model calls made for
     this answer and the tokens the backend reported (streamed replies report none); ``timings`` are
-    seconds per stage; ``retrieval_path`` is the path retrieval took (e.g. ``dense+bm25 → rrf → rerank``).
+    seconds per stage; ``retrieval_path`` is the path retrieval took (e.g. ``dense+bm25 → rrf → rerank``);
+    ``answerability`` is the answerability model's probability that the evidence answers the question
+    (``None`` when it did not run). Declines by that model have ``decline_reason`` ``answerability_<signal>``.
     """
 
     answer: str
@@ -101,6 +103,7 @@ class RagResponse:
     usage: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     retrieval_path: str | None = None
+    answerability: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,4 +123,5 @@ class RagResponse:
             "usage": dict(self.usage),
             "timings": dict(self.timings),
             "retrieval_path": self.retrieval_path,
+            "answerability": self.answerability,
         }

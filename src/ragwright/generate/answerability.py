@@ -1,0 +1,366 @@
+"""Answerability as a measured model: does the retrieved evidence answer *this* question?
+
+Two small logistic models, trained on SQuAD 2.0 by ``tools/train_answerability.py`` (data manifest in
+``tools/answerability_data.json``) and shipped as weights in ``answerability.json`` beside this module;
+inference is a dot product in numpy (no scikit-learn at run time):
+
+* the **sentence model** scores each candidate unit (:mod:`ragwright.generate.evidence`): does this
+  sentence or table row hold the answer? It ranks what the extractive answerer quotes;
+* the **answerability model** reads features of the question and the best unit — coverage of the
+  question's terms in the unit, its neighbours and all sources; constraint terms of the question
+  (names, numbers, qualifiers, a negation) absent from the evidence; whether the unit holds a new
+  expression of the asked answer type (a date for *when* …); the embedding similarities and their
+  margin; the retrieval arms' scores (dense cosine, BM25) and whether the arms agree — and returns a
+  calibrated probability that the evidence answers the question. Below the shipped threshold (chosen
+  for balanced accuracy on held-out articles) the answer declines, and :attr:`Verdict.signal` names
+  the feature group that pulled the probability down the most (``decline_reason`` becomes
+  ``answerability_<signal>``).
+
+The similarities are those of the embedder the model was trained with (the default one); with another
+embedder (:func:`applies_to` is false) the extractive answer falls back to its similarity floor and the
+LLM answer to the model's own judgement, and ``answerability_skipped`` is logged.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Final
+
+from ragwright.errors import ConfigError
+from ragwright.generate.question import ANSWER_TYPES, coverage, stem, words
+from ragwright.model.results import SearchResult
+
+if TYPE_CHECKING:
+    from ragwright.generate.evidence import Evidence
+
+WEIGHTS_FILE: Final = "answerability.json"
+
+SENTENCE_FEATURES: Final = (
+    "cos",
+    "cos_gap",
+    "cov",
+    "cov_window",
+    "key_cov",
+    "type_hit",
+    "type_window",
+    "typed_hit",
+    "src_recip",
+    "first_in_source",
+    "row",
+    "n_words",
+    "bigram",
+    "key_miss",
+    "number_conflict",
+)
+
+ANSWER_FEATURES: Final = (
+    "best_score",
+    "best_cos",
+    "max_cos",
+    "cos_margin",
+    "cov",
+    "cov_window",
+    "cov_sources",
+    "miss_window",
+    "miss_sources",
+    "key_miss_window",
+    "entity_miss",
+    "number_miss",
+    "qualifier_miss",
+    "neg_mismatch",
+    "type_hit",
+    "type_window",
+    "typed_hit",
+    "new_words",
+    "q_terms",
+    "dense_top",
+    "bm25_top",
+    "arms_agree",
+    "best_in_top",
+    "bigram_unit",
+    "miss_unit",
+    "key_miss_unit",
+    "entity_miss_unit",
+    "number_conflict",
+    *(f"t_{t}" for t in ANSWER_TYPES),
+)
+
+#: Feature → the signal it belongs to (named in ``decline_reason``).
+SIGNALS: Final[Mapping[str, str]] = {
+    "best_score": "similarity",
+    "best_cos": "similarity",
+    "max_cos": "similarity",
+    "cos_margin": "similarity",
+    "cov": "coverage",
+    "cov_window": "coverage",
+    "cov_sources": "coverage",
+    "miss_window": "coverage",
+    "miss_sources": "coverage",
+    "new_words": "coverage",
+    "q_terms": "coverage",
+    "key_miss_window": "constraint",
+    "key_miss_unit": "constraint",
+    "entity_miss_unit": "constraint",
+    "number_conflict": "constraint",
+    "bigram_unit": "coverage",
+    "miss_unit": "coverage",
+    "entity_miss": "constraint",
+    "number_miss": "constraint",
+    "qualifier_miss": "constraint",
+    "neg_mismatch": "constraint",
+    "type_hit": "answer_type",
+    "type_window": "answer_type",
+    "typed_hit": "answer_type",
+    "dense_top": "retrieval",
+    "bm25_top": "retrieval",
+    "arms_agree": "retrieval",
+    "best_in_top": "retrieval",
+}
+_TYPED: Final = frozenset({"date", "time", "number", "person", "place", "reason"})
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """``sigmoid(intercept + coef · (x - mean) / scale)`` over named features, with a threshold."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float = 0.5
+    meta: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.features)
+        if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
+            raise ConfigError(f"answerability weights: {n} features but mean/scale/coef lengths differ")
+        if any(s <= 0 for s in self.scale):
+            raise ConfigError("answerability weights: every scale must be > 0")
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError.invalid("threshold", self.threshold, "a probability strictly between 0 and 1")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LogisticModel:
+        try:
+            return cls(
+                features=tuple(str(f) for f in data["features"]),
+                mean=tuple(float(x) for x in data["mean"]),
+                scale=tuple(float(x) for x in data["scale"]),
+                coef=tuple(float(x) for x in data["coef"]),
+                intercept=float(data["intercept"]),
+                threshold=float(data.get("threshold", 0.5)),
+                meta=dict(data.get("meta") or {}),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"answerability weights are malformed: {exc}") from exc
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": list(self.coef),
+            "intercept": self.intercept,
+            "threshold": self.threshold,
+            "meta": dict(self.meta or {}),
+        }
+
+    def contributions(self, x: Mapping[str, float]) -> dict[str, float]:
+        """Each feature's term of the logit (standardised value times its coefficient)."""
+        return {
+            f: c * (float(x.get(f, 0.0)) - m) / s
+            for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
+        }
+
+    def logit(self, x: Mapping[str, float]) -> float:
+        return self.intercept + sum(self.contributions(x).values())
+
+    def probability(self, x: Mapping[str, float]) -> float:
+        z = self.logit(x)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answerability model's reading of one question and its evidence."""
+
+    probability: float
+    threshold: float
+    signal: str | None
+    features: Mapping[str, float]
+
+    @property
+    def answerable(self) -> bool:
+        return self.probability >= self.threshold
+
+    @property
+    def decline_reason(self) -> str:
+        return f"answerability_{self.signal or 'similarity'}"
+
+
+def load_weights(path: str | None = None) -> dict[str, LogisticModel]:
+    """The ``sentence`` and ``answerable`` models from *path* (default: the shipped weights)."""
+    if path is None:
+        text = resources.files("ragwright.generate").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"answerability weights are not valid JSON: {exc}") from exc
+    models = {name: LogisticModel.from_dict(data[name]) for name in ("sentence", "answerable") if name in data}
+    if set(models) != {"sentence", "answerable"}:
+        raise ConfigError("answerability weights need a 'sentence' and an 'answerable' model")
+    for name, expected in (("sentence", SENTENCE_FEATURES), ("answerable", ANSWER_FEATURES)):
+        unknown = set(models[name].features) - set(expected)
+        if unknown:
+            raise ConfigError(f"answerability weights: unknown {name} features {sorted(unknown)}")
+    return models
+
+
+@functools.cache
+def _shipped() -> dict[str, LogisticModel]:
+    return load_weights()
+
+
+def sentence_model() -> LogisticModel:
+    return _shipped()["sentence"]
+
+
+def answer_model() -> LogisticModel:
+    return _shipped()["answerable"]
+
+
+def applies_to(embedder_name: str) -> bool:
+    """Whether the shipped model was trained on this embedder's similarities (cosines of another
+    embedder sit on another scale, so the model is not used with it)."""
+    trained = (answer_model().meta or {}).get("embedder")
+    return trained is None or trained == embedder_name
+
+
+def unit_features(ev: Evidence, i: int) -> dict[str, float]:
+    """Features of unit *i* for the sentence model."""
+    q = ev.question
+    u = ev.units[i]
+    keys = q.key_terms
+    typed = q.answer_type in _TYPED
+    hit = float(ev.type_hits[i] > 0)
+    best_cos = max(ev.cosines) if ev.cosines else 0.0
+    return {
+        "cos": ev.cosines[i],
+        "cos_gap": ev.cosines[i] - best_cos,
+        "cov": ev.coverage[i],
+        "cov_window": ev.window_coverage[i],
+        "key_cov": coverage(keys, ev.stems[i]) if keys else 1.0,
+        "type_hit": hit,
+        "type_window": float(ev.window_type_hits[i] > 0),
+        "typed_hit": hit if typed else 0.0,
+        "src_recip": 1.0 / u.source,
+        "first_in_source": float(u.index == 0),
+        "row": float(u.kind == "row"),
+        "n_words": math.log1p(len(u.text.split())),
+        "bigram": ev.bigram_cover(i),
+        "key_miss": (len(keys - ev.stems[i]) / len(keys)) if keys else 0.0,
+        "number_conflict": _number_conflict(ev, i),
+    }
+
+
+def _number_conflict(ev: Evidence, i: int) -> float:
+    """1 when the question names a number or year that unit *i* lacks while the unit holds another."""
+    q = ev.question
+    asked = {stem(w) for n in q.numbers for w in words(n)}
+    if not asked or not asked - ev.stems[i]:
+        return 0.0
+    held = {t for t in ev.stems[i] if any(c.isdigit() for c in t)}
+    return float(bool(held - asked))
+
+
+def _arm(result: SearchResult, *names: str) -> tuple[int, float] | None:
+    for name in names:
+        hit = result.arms.get(name)
+        if hit is not None:
+            return hit.rank, hit.score
+    return None
+
+
+def answer_features(ev: Evidence, results: Sequence[SearchResult]) -> dict[str, float]:
+    """Features of the question and its best evidence for the answerability model."""
+    q = ev.question
+    x: dict[str, float] = dict.fromkeys(ANSWER_FEATURES, 0.0)
+    for t in ANSWER_TYPES:
+        x[f"t_{t}"] = float(q.answer_type == t)
+    x["q_terms"] = math.log1p(len(q.terms))
+    best = ev.best
+    if best is None:
+        x["miss_window"] = x["miss_sources"] = math.log1p(len(q.terms))
+        x["key_miss_window"] = x["key_miss_unit"] = 1.0
+        return x
+    window = ev.window_stems[best]
+    terms = set(q.terms)
+    keys = q.key_terms
+    x["best_score"] = ev.scores[best]
+    x["best_cos"] = ev.cosines[best]
+    ranked_cos = sorted(ev.cosines, reverse=True)
+    x["max_cos"] = ranked_cos[0]
+    x["cos_margin"] = ranked_cos[0] - ranked_cos[1] if len(ranked_cos) > 1 else ranked_cos[0]
+    x["cov"] = ev.coverage[best]
+    x["cov_window"] = ev.window_coverage[best]
+    x["cov_sources"] = coverage(q.terms, ev.source_stems)
+    x["miss_window"] = math.log1p(len(terms - window))
+    x["miss_sources"] = math.log1p(len(terms - ev.source_stems))
+    x["key_miss_window"] = (len(keys - window) / len(keys)) if keys else 0.0
+    entity_stems = {stem(w) for e in q.entities for w in words(e)} & terms
+    number_stems = {stem(w) for n in q.numbers for w in words(n)} & terms
+    qualifier_stems = {stem(w) for w in q.qualifiers} & terms
+    x["entity_miss"] = float(bool(entity_stems - window))
+    x["number_miss"] = float(bool(number_stems - window))
+    x["qualifier_miss"] = float(bool(qualifier_stems - window))
+    x["neg_mismatch"] = float(q.negated != ev.window_negated(best))
+    x["type_hit"] = float(ev.type_hits[best] > 0)
+    x["type_window"] = float(ev.window_type_hits[best] > 0)
+    x["typed_hit"] = x["type_hit"] if q.answer_type in _TYPED else 0.0
+    x["new_words"] = math.log1p(len(ev.stems[best] - terms))
+    unit = ev.stems[best]
+    x["bigram_unit"] = ev.bigram_cover(best)
+    x["miss_unit"] = math.log1p(len(terms - unit))
+    x["key_miss_unit"] = (len(keys - unit) / len(keys)) if keys else 0.0
+    x["entity_miss_unit"] = (len(entity_stems - unit) / len(entity_stems)) if entity_stems else 0.0
+    x["number_conflict"] = _number_conflict(ev, best)
+    if results:
+        top = results[0]
+        dense = _arm(top, "dense")
+        keyword = _arm(top, "bm25", "keyword")
+        x["dense_top"] = dense[1] if dense else x["max_cos"]
+        x["bm25_top"] = math.log1p(max(keyword[1], 0.0)) / math.sqrt(max(len(q.terms), 1)) if keyword else 0.0
+        dense_first = next((r for r in results if (a := _arm(r, "dense")) and a[0] == 1), None)
+        bm25_first = next((r for r in results if (a := _arm(r, "bm25", "keyword")) and a[0] == 1), None)
+        x["arms_agree"] = float(dense_first is not None and dense_first is bm25_first)
+        x["best_in_top"] = float(ev.units[best].source == 1)
+    return x
+
+
+def judge(
+    ev: Evidence,
+    results: Sequence[SearchResult],
+    *,
+    threshold: float | None = None,
+    model: LogisticModel | None = None,
+) -> Verdict:
+    """The answerability verdict for *ev* (the shipped model and threshold unless given)."""
+    m = model or answer_model()
+    x = answer_features(ev, results)
+    p = m.probability(x)
+    groups: dict[str, float] = {}
+    for name, value in m.contributions(x).items():
+        group = SIGNALS.get(name)
+        if group is not None:
+            groups[group] = groups.get(group, 0.0) + value
+    signal = min(groups, key=lambda g: groups[g]) if groups else None
+    return Verdict(p, m.threshold if threshold is None else threshold, signal, x)

@@ -1,0 +1,273 @@
+"""What a question asks for: its answer type, focus terms and constraints (no model, a few regexes).
+
+:func:`analyze` reads an English question into a :class:`Question`:
+
+* ``answer_type`` — ``date`` (when, what year …), ``time`` (what time), ``number`` (how many/much,
+  what percentage …), ``person`` (who, whose …), ``place`` (where, which country …), ``reason`` (why),
+  ``manner`` (how …), ``yesno`` (is/does/can …) or ``other`` (what/which …);
+* ``terms`` — the content words (stemmed, stop words dropped), the question's focus;
+* ``entities`` — capitalised or quoted names, ``numbers`` — numerals and years, ``qualifiers`` —
+  words that narrow the question (first, only, largest …), ``negated`` — a ``not``/``never``.
+
+:func:`type_spans` finds the expressions of an answer type in a passage (dates, numbers, names …):
+the extractive answerer and the answerability model look for one the question does not already hold.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+AnswerType = Literal["date", "time", "number", "person", "place", "reason", "manner", "yesno", "other"]
+ANSWER_TYPES: Final[tuple[AnswerType, ...]] = (
+    "date",
+    "time",
+    "number",
+    "person",
+    "place",
+    "reason",
+    "manner",
+    "yesno",
+    "other",
+)
+
+_WORD: Final = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:['’.-][A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
+_MONTHS: Final = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DATE: Final = re.compile(
+    rf"\b(?:(?:1[0-9]{{3}}|20[0-9]{{2}})s?|"
+    rf"[0-9]{{1,2}}(?:st|nd|rd|th)(?:\s+(?:and|or|to)\s+[0-9]{{1,2}}(?:st|nd|rd|th))?[- ]centur(?:y|ies)|[0-9]{{2,4}}s|"
+    rf"(?:{_MONTHS})\.?\s+[0-9]{{1,2}}|[0-9]{{1,2}}\s+(?:{_MONTHS})\b|(?:{_MONTHS})\b|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}|"
+    r"(?:[0-9]+|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)"
+    r"[- ](?:century|centuries|millennium)|(?:BC|AD|BCE|CE)\b)",
+    re.IGNORECASE,
+)
+_TIME: Final = re.compile(
+    r"\b[0-9]{1,2}[:.][0-9]{2}\b|\b[0-9]{1,2}\s*(?:a\.?m\.?|p\.?m\.?)|\bnoon\b|\bmidnight\b", re.I
+)
+_NUMBER_WORDS: Final = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|hundreds|"
+    "thousand|thousands|million|millions|billion|billions|trillion|dozen|dozens|half|several|many|few|"
+    "once|twice|single|double|triple"
+)
+_NUMBER: Final = re.compile(rf"\b[0-9][0-9,.]*\b|%|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+_REASON: Final = re.compile(
+    r"\b(?:because|due to|since|as a result|in order to|so that|so as to|caused by|owing to|thanks to|"
+    r"therefore|thus|hence|led to|lead to|leads to|result(?:s|ed)? in|reason|to prevent|to avoid|to allow|"
+    r"to ensure|to protect|to help|for the purpose)\b",
+    re.IGNORECASE,
+)
+_NAME: Final = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’.-]*(?:\s+(?:of|de|du|von|van|the|and|&)?\s*[A-ZÀ-ÖØ-Þ][\w'’.-]*)*")
+_QUOTED: Final = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
+_NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nor|neither|without|n't|cannot|unable|fail(?:ed|s)? to)\b", re.I)
+_QUALIFIER_WORDS: Final = (
+    "first last only main largest smallest biggest longest shortest highest lowest most least best worst "
+    "earliest latest oldest newest youngest major minor primary original final previous next former "
+    "current second third entire total average maximum minimum"
+)
+QUALIFIERS: Final = frozenset(_QUALIFIER_WORDS.split())
+
+_TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
+    (re.compile(r"\bwhat time\b|\bat what hour\b", re.I), "time"),
+    (
+        re.compile(
+            r"\bwhen\b|\bwhat (?:year|years|date|day|month|decade|century|era|period)\b|"
+            r"\bin (?:what|which) (?:year|decade|century|month)\b|\bhow long ago\b|\bsince when\b",
+            re.I,
+        ),
+        "date",
+    ),
+    (
+        re.compile(
+            r"\bhow (?:many|much|long|old|far|big|large|tall|high|deep|wide|heavy|often|fast)\b|"
+            r"\bwhat (?:percentage|percent|proportion|number|amount|fraction|size|population|age|price|"
+            r"cost|length|distance|temperature|speed|rate)\b|\bwhat is the (?:population|number|amount|size)\b",
+            re.I,
+        ),
+        "number",
+    ),
+    (
+        re.compile(
+            r"\bwho\b|\bwhom\b|\bwhose\b|\b(?:what|which) (?:person|people|man|woman|king|queen|emperor|"
+            r"president|leader|author|writer|company|companies|organization|organisation|group|team|band|"
+            r"party|university|institution|scientist|artist|composer|architect|ruler|dynasty|firm|manufacturer)\b",
+            re.I,
+        ),
+        "person",
+    ),
+    (
+        re.compile(
+            r"\bwhere\b|\b(?:what|which) (?:country|countries|city|cities|state|region|place|location|continent|"
+            r"river|island|town|province|area|county|mountain|lake|sea|ocean|street|building|site)\b|"
+            r"\bin (?:what|which) (?:country|city|state|region|place|area|part)\b",
+            re.I,
+        ),
+        "place",
+    ),
+    (re.compile(r"\bwhy\b|\bfor what reason\b|\bwhat (?:caused|causes|was the reason)\b", re.I), "reason"),
+    (re.compile(r"\bhow\b", re.I), "manner"),
+    (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|has|have|had|should)\b", re.I), "yesno"),
+)
+# Wh-words and question scaffolding: never content.
+_SCAFFOLD_WORDS: Final = (
+    "what which who whom whose when where why how many much long often did does do is are was were "
+    "name named called call type kind according"
+)
+_SCAFFOLD: Final = frozenset(_SCAFFOLD_WORDS.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """An analysed question (see the module docstring)."""
+
+    text: str
+    answer_type: AnswerType
+    terms: tuple[str, ...]
+    entities: tuple[str, ...]
+    numbers: tuple[str, ...]
+    qualifiers: tuple[str, ...]
+    negated: bool
+
+    @property
+    def key_terms(self) -> frozenset[str]:
+        """The stems of entity words, numbers and qualifiers: the constraints an answer must meet."""
+        keys = {stem(w) for e in self.entities for w in words(e)}
+        keys |= {stem(w) for n in self.numbers for w in words(n)}
+        keys |= {stem(q) for q in self.qualifiers}
+        return frozenset(k for k in keys if k in self.terms)
+
+
+@functools.cache
+def _stemmer() -> Any:
+    from ragwright.index.stopwords import stemmer_for
+
+    return stemmer_for("en")
+
+
+@functools.cache
+def _stop() -> frozenset[str]:
+    from ragwright.index.stopwords import SNOWBALL_ENGLISH
+
+    return SNOWBALL_ENGLISH
+
+
+@functools.lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """The Snowball English stem of a case-folded word."""
+    folded = word.casefold().replace("’", "'")
+    if folded.endswith("'s"):
+        folded = folded[:-2]
+    stemmer = _stemmer()
+    return str(stemmer.stemWord(folded)) if stemmer is not None else folded
+
+
+def words(text: str) -> list[str]:
+    """The words of *text* (letters and digits, inner apostrophes, dots and hyphens kept)."""
+    return _WORD.findall(text)
+
+
+def content_stems(text: str) -> list[str]:
+    """The stems of *text*'s content words, in order (stop words and question scaffolding dropped)."""
+    stop = _stop()
+    out = []
+    for w in words(text):
+        low = w.casefold()
+        if low in stop or low in _SCAFFOLD or (len(low) < 2 and not low.isdigit()):
+            continue
+        out.append(stem(low))
+    return out
+
+
+def answer_type(question: str) -> AnswerType:
+    """The kind of expression that answers *question* (``other`` when nothing narrower applies)."""
+    for pattern, kind in _TYPE_RULES:
+        if pattern.search(question):
+            return kind
+    return "other"
+
+
+def _entities(question: str) -> list[str]:
+    found = [m.group(1).strip() for m in _QUOTED.finditer(question)]
+    tokens = words(question)
+    first = tokens[0] if tokens else ""
+    for m in _NAME.finditer(question):
+        name = m.group(0).strip()
+        if name == first or name.casefold() in _SCAFFOLD or name.casefold() in _stop():
+            # the first word is capitalised because it starts the sentence
+            name = " ".join(name.split()[1:])
+        if name and name.casefold() not in _stop():
+            found.append(name)
+    return found
+
+
+def analyze(question: str) -> Question:
+    """Read *question* (see the module docstring)."""
+    text = " ".join(question.split())
+    terms = tuple(dict.fromkeys(content_stems(text)))
+    numbers = tuple(dict.fromkeys(w for w in words(text) if any(c.isdigit() for c in w)))
+    qualifiers = tuple(dict.fromkeys(w.casefold() for w in words(text) if w.casefold() in QUALIFIERS))
+    return Question(
+        text=text,
+        answer_type=answer_type(text),
+        terms=terms,
+        entities=tuple(dict.fromkeys(_entities(text))),
+        numbers=numbers,
+        qualifiers=qualifiers,
+        negated=bool(_NEGATION.search(text)),
+    )
+
+
+def is_negated(text: str) -> bool:
+    """Whether *text* holds a negation (not, never, no …)."""
+    return bool(_NEGATION.search(text))
+
+
+def type_spans(kind: AnswerType, text: str) -> list[str]:
+    """The expressions of answer type *kind* in *text* (dates, numbers, names, reasons …)."""
+    if kind == "date":
+        return [m.group(0) for m in _DATE.finditer(text)]
+    if kind == "time":
+        return [m.group(0) for m in _TIME.finditer(text)] + [m.group(0) for m in _DATE.finditer(text)]
+    if kind == "number":
+        return [m.group(0) for m in _NUMBER.finditer(text)]
+    if kind in ("person", "place"):
+        tokens = words(text)
+        first = tokens[0] if tokens else ""
+        out = []
+        for m in _NAME.finditer(text):
+            name = m.group(0)
+            if name == first and m.start() == text.find(first):
+                continue  # a capital that only starts the sentence
+            out.append(name)
+        return out
+    if kind == "reason":
+        return [m.group(0) for m in _REASON.finditer(text)]
+    return []
+
+
+def new_type_spans(question: Question, text: str) -> list[str]:
+    """The answer-type expressions of *text* that the question does not already contain."""
+    asked = {stem(w) for w in words(question.text)}
+    out = []
+    for span in type_spans(question.answer_type, text):
+        span_words = [stem(w) for w in words(span)] or [span.casefold()]
+        if not all(w in asked for w in span_words):
+            out.append(span)
+    return out
+
+
+def coverage(terms: Iterable[str], stems: Iterable[str] | frozenset[str]) -> float:
+    """The fraction of *terms* found among *stems* (1.0 for no terms)."""
+    wanted = list(terms)
+    if not wanted:
+        return 1.0
+    have = stems if isinstance(stems, frozenset) else frozenset(stems)
+    return sum(t in have for t in wanted) / len(wanted)

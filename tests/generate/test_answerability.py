@@ -1,0 +1,114 @@
+"""The answerability model: shipped weights, features, the verdict and which signal declined."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragwright.errors import ConfigError
+from ragwright.generate.answerability import (
+    ANSWER_FEATURES,
+    SENTENCE_FEATURES,
+    LogisticModel,
+    answer_features,
+    answer_model,
+    applies_to,
+    judge,
+    load_weights,
+)
+from ragwright.generate.evidence import gather
+from ragwright.generate.question import analyze
+from ragwright.model.chunk import Chunk
+from ragwright.model.results import ArmHit, SearchResult
+from ragwright.testing.doubles import HashingEmbedder
+
+
+def result(doc: str, text: str, dense: float = 0.5, bm25: float | None = None) -> SearchResult:
+    arms = {"dense": ArmHit(1, dense)}
+    if bm25 is not None:
+        arms["bm25"] = ArmHit(1, bm25)
+    return SearchResult(Chunk.create(doc, text, 0), dense, arms)
+
+
+def test_shipped_weights_load_and_are_kilobytes() -> None:
+    models = load_weights()
+    assert set(models["sentence"].features) <= set(SENTENCE_FEATURES)
+    assert set(models["answerable"].features) <= set(ANSWER_FEATURES)
+    assert 0.0 < models["answerable"].threshold < 1.0
+    meta = models["answerable"].meta or {}
+    assert meta["data"]["repository"] and meta["data"]["sha256"]
+    assert not {"Normans", "Rhine", "Computational_complexity_theory"} & set(meta["articles"])
+    path = Path(__file__).parents[2] / "src" / "ragwright" / "generate" / "answerability.json"
+    assert path.stat().st_size < 32_000
+
+
+def test_malformed_weights_are_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="mean/scale/coef"):
+        LogisticModel(("a", "b"), (0.0,), (1.0, 1.0), (1.0, 1.0), 0.0)
+    with pytest.raises(ConfigError, match="scale"):
+        LogisticModel(("a",), (0.0,), (0.0,), (1.0,), 0.0)
+    with pytest.raises(ConfigError, match="threshold"):
+        LogisticModel(("a",), (0.0,), (1.0,), (1.0,), 0.0, threshold=1.5)
+    bad = tmp_path / "w.json"
+    bad.write_text(json.dumps({"sentence": answer_model().to_dict()}))
+    with pytest.raises(ConfigError, match="'answerable'"):
+        load_weights(str(bad))
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="JSON"):
+        load_weights(str(bad))
+
+
+def test_logistic_model_round_trips_and_computes_probabilities() -> None:
+    m = LogisticModel(("x",), (1.0,), (2.0,), (4.0,), -1.0, threshold=0.4)
+    assert m.probability({"x": 2.0}) == pytest.approx(0.7310586, abs=1e-6)  # sigmoid(-1 + 4 * (2 - 1) / 2)
+    assert LogisticModel.from_dict(json.loads(json.dumps(m.to_dict()))).to_dict() == m.to_dict()
+
+
+def test_features_see_missing_constraints_and_answer_types() -> None:
+    sources = [result("d", "The director of the American Geographical Society in 1914 was Isaiah Bowman.", 0.7, 9.0)]
+    ev = gather(
+        analyze("Who was the director of the American Geographical Society in 1917?"), sources, HashingEmbedder()
+    )
+    x = answer_features(ev, sources)
+    assert set(x) == set(ANSWER_FEATURES)
+    assert x["number_miss"] == 1.0 and x["number_conflict"] == 1.0
+    assert x["type_hit"] == 1.0 and x["t_person"] == 1.0
+    assert x["dense_top"] == 0.7 and x["arms_agree"] == 1.0
+    same = gather(
+        analyze("Who was the director of the American Geographical Society in 1914?"), sources, HashingEmbedder()
+    )
+    y = answer_features(same, sources)
+    assert y["number_miss"] == 0.0 and y["number_conflict"] == 0.0 and y["cov"] > x["cov"]
+
+
+def test_the_decline_names_the_signal_that_pulled_hardest() -> None:
+    features = tuple(ANSWER_FEATURES)
+    coef = tuple(-5.0 if f == "number_conflict" else 0.0 for f in features)
+    model = LogisticModel(features, (0.0,) * len(features), (1.0,) * len(features), coef, 1.0, threshold=0.5)
+    sources = [result("d", "Telenet was incorporated in 1973 and started operations later.")]
+    ev = gather(analyze("What business was incorporated in 1975?"), sources, HashingEmbedder())
+    verdict = judge(ev, sources, model=model)
+    assert not verdict.answerable and verdict.signal == "constraint"
+    assert verdict.decline_reason == "answerability_constraint"
+    ok = gather(analyze("What business was incorporated in 1973?"), sources, HashingEmbedder())
+    assert judge(ok, sources, model=model).answerable
+
+
+def test_the_model_applies_only_to_its_own_embedder() -> None:
+    trained = (answer_model().meta or {})["embedder"]
+    assert applies_to(trained)
+    assert not applies_to("hashing-64")
+
+
+def test_real_embedder_separates_answered_from_off_topic() -> None:
+    from ragwright.models.embedders import default_embedder
+
+    emb = default_embedder()
+    sources = [
+        result("ibm", "IBM was founded in 1911 as the Computing-Tabulating-Recording Company.", 0.6, 8.0),
+        result("duck", "Ducks are generally smaller and shorter-necked than swans and geese.", 0.2, 1.0),
+    ]
+    yes = judge(gather(analyze("When was IBM founded?"), sources, emb), sources)
+    no = judge(gather(analyze("Who is the chief executive of Apple?"), sources, emb), sources)
+    assert yes.probability > no.probability
+    assert not no.answerable and no.decline_reason.startswith("answerability_")

@@ -1,0 +1,72 @@
+"""Candidate answer units: what may answer (sentences, table rows with headers) and what never does."""
+
+from ragwright.generate.evidence import EmbeddingCache, is_navigation, is_title_like, pieces, units_of
+from ragwright.model.chunk import Chunk
+from ragwright.model.results import SearchResult
+from ragwright.testing.doubles import HashingEmbedder
+
+
+def texts(text: str) -> list[str]:
+    return [p for _, p in pieces(text)]
+
+
+def test_headings_titles_navigation_and_lead_ins_never_answer() -> None:
+    text = (
+        "# Duck\n\nSwimming in the Lake\n\nFor duck as a food, see .\n\nSee also: Goose\n\n"
+        "3.1.2 Enabling and activating RCAC . . . . . . . . . . 16\n\n"
+        "Here are some interesting things a respectful duck could eat:\n\n"
+        "Duck is the common name for numerous species of waterfowl. Ducks are smaller than swans."
+    )
+    assert texts(text) == [
+        "Duck is the common name for numerous species of waterfowl.",
+        "Ducks are smaller than swans.",
+    ]
+
+
+def test_title_and_navigation_rules() -> None:
+    assert is_title_like("Swimming in the Lake") and is_title_like("Row and Column Access Control")
+    assert not is_title_like("Tuesday, January 13, 2009")  # a date line is content
+    assert not is_title_like("The cafeteria opens at nine.")
+    assert is_navigation("For duck as a food, see .") and is_navigation("Main article: Mallard")
+
+
+def test_table_rows_answer_with_their_header_even_over_two_header_rows() -> None:
+    text = (
+        "| | | TEDs | |\n| --- | --- | --- | --- |\n| enc | dec | simple | complex |\n"
+        "| 6 | 6 | 0.965 | 0.934 |\n| Notices | 3.6.6 Activating RCAC . . . . . . . 28 | x | y |"
+    )
+    assert pieces(text) == [("row", "enc: 6; dec: 6; TEDs simple: 0.965; complex: 0.934")]
+
+
+def test_spreadsheet_records_are_rows() -> None:
+    assert pieces("Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13") == [
+        ("row", "Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13")
+    ]
+
+
+def test_units_keep_short_lines_with_numbers_and_number_sources() -> None:
+    results = [
+        SearchResult(Chunk.create("a", "Tuesday, January 13, 2009\n\nThe argument began at one.", 0), 0.9),
+        SearchResult(Chunk.create("b", "Too short.\n\nA second source sentence is here.", 0), 0.5),
+    ]
+    units = units_of(results)
+    assert [(u.source, u.text) for u in units] == [
+        (1, "Tuesday, January 13, 2009"),
+        (1, "The argument began at one."),
+        (2, "A second source sentence is here."),
+    ]
+
+
+def test_embedding_cache_embeds_each_text_once() -> None:
+    calls: list[int] = []
+
+    class Counting(HashingEmbedder):
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(len(texts))
+            return super().embed_documents(texts)
+
+    cache, emb = EmbeddingCache(max_entries=10), Counting()
+    first = cache.vectors(emb, ["a b c", "d e f"])
+    again = cache.vectors(emb, ["d e f", "a b c", "g h i"])
+    assert calls == [2, 1]
+    assert (again[0] == first[1]).all() and (again[1] == first[0]).all()

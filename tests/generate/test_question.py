@@ -1,0 +1,57 @@
+"""Question analysis: answer types, focus terms, constraints, and answer-type spans in passages."""
+
+import pytest
+
+from ragwright.generate.question import analyze, answer_type, content_stems, new_type_spans, type_spans
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When was IBM founded?", "date"),
+        ("In what year did the war end?", "date"),
+        ("On what date was the oral argument?", "date"),
+        ("What time does the shop open?", "time"),
+        ("How many ducks are slaughtered each year?", "number"),
+        ("How much does the licence cost?", "number"),
+        ("Who created Howard the Duck?", "person"),
+        ("Which company built the engine?", "person"),
+        ("Where is IBM headquartered?", "place"),
+        ("In which country is Normandy?", "place"),
+        ("Why did the Huguenots leave France?", "reason"),
+        ("How does the engine work?", "manner"),
+        ("Is the store open on Sundays?", "yesno"),
+        ("What does RCAC stand for?", "other"),
+    ],
+)
+def test_answer_types(question: str, kind: str) -> None:
+    assert answer_type(question) == kind
+
+
+def test_terms_entities_numbers_and_constraints() -> None:
+    q = analyze("Who was the first director of the American Geographical Society in 1917?")
+    assert q.answer_type == "person"
+    assert "director" in q.terms and "1917" in q.terms and "who" not in q.terms
+    assert "American Geographical Society" in q.entities
+    assert q.numbers == ("1917",) and q.qualifiers == ("first",)
+    assert not q.negated
+    assert {"1917", "first", "american"} <= q.key_terms
+    assert analyze("Why did the Huguenots not leave France?").negated
+
+
+def test_stems_meet_across_inflections() -> None:
+    assert content_stems("The Normans exported horses") == content_stems("normans export horse")
+
+
+def test_type_spans_find_dates_numbers_and_names() -> None:
+    assert "January 13" in " ".join(type_spans("date", "Tuesday, January 13, 2009 at 1:01 p.m."))
+    assert type_spans("date", "in the 10th and 11th centuries") == ["10th and 11th centuries"]
+    assert "1:01" in type_spans("time", "at 1:01 p.m.")
+    assert "3" in type_spans("number", "Approximately 3 billion ducks")
+    assert "Steve Gerber" in type_spans("person", "In this story by writer Steve Gerber and artist Val Mayerik")
+
+
+def test_new_type_spans_ignore_what_the_question_already_says() -> None:
+    q = analyze("When did Telenet start operations in 1975?")
+    assert new_type_spans(q, "Telenet started operations in 1975.") == []
+    assert new_type_spans(q, "Telenet was incorporated in 1973.") == ["1973"]

@@ -133,3 +133,19 @@ def test_snapshot_keeps_languages(index: Bm25Index, tmp_path: Path) -> None:
     assert top(loaded, "Haus mit Fenstern") == "de-haus"
     loaded.remove(["de-haus"])
     assert loaded.languages["de"] == 1
+
+
+def test_the_fuzzy_analyzer_finds_misspelled_and_ocr_damaged_words() -> None:
+    docs = [
+        ("polaro", "Polarographic measurement of oxygen tension in blood.", "en"),
+        ("modern", "Modern aircraft wings are designed with composite materials.", "en"),
+        ("other", "Quarterly tax filings are due at the end of each quarter.", "en"),
+    ]
+    fuzzy, auto = Bm25Index("fuzzy"), Bm25Index("auto")
+    fuzzy.upsert(docs)
+    auto.upsert(docs)
+    assert auto.search("polarography", 3) == []  # stemming does not join these forms
+    assert top(fuzzy, "polarography") == "polaro"
+    assert top(fuzzy, "rnodern aircraft wlngs") == "modern"  # OCR's rn -> m and a misread i
+    assert get_analyzer("fuzzy").name == "fuzzy/1"
+    assert "#pol" in LanguageAnalyzer.__subclasses__()[0]().index_terms("Polarographic", "en")

@@ -245,8 +245,15 @@ def _language_analyzer() -> Analyzer:
     return LanguageAnalyzer()
 
 
+def _fuzzy_analyzer() -> Analyzer:
+    from ragwright.index.multilingual import FuzzyAnalyzer
+
+    return FuzzyAnalyzer()
+
+
 _ANALYZERS: Final[dict[str, tuple[str, Callable[[], Analyzer]]]] = {
     "auto": ("auto/1", _language_analyzer),
+    "fuzzy": ("fuzzy/1", _fuzzy_analyzer),
     "default": (DefaultAnalyzer.name, DefaultAnalyzer),
     "english": (EnglishAnalyzer.name, EnglishAnalyzer),
 }
@@ -258,8 +265,9 @@ def analyzer_names() -> tuple[str, ...]:
 
 
 def get_analyzer(name: str) -> Analyzer:
-    """The analyzer called *name*: ``"auto"`` (language-aware, the default), ``"default"``
-    (language-neutral) or ``"english"``, or one of their versioned names (``"auto/1"``)."""
+    """The analyzer called *name*: ``"auto"`` (language-aware, the default), ``"fuzzy"`` (``auto`` plus
+    character trigrams, for OCR'd or misspelled text), ``"default"`` (language-neutral) or
+    ``"english"``, or one of their versioned names (``"auto/1"``)."""
     base, _, version = name.partition("/") if isinstance(name, str) else ("", "", "")
     entry = _ANALYZERS.get(base)
     if entry is not None and (not version or entry[0] == name):

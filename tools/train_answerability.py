@@ -43,6 +43,7 @@ import squad_data
 from ragwright.eval.qa import contains_answer
 from ragwright.generate.answerability import (
     ANSWER_FEATURES,
+    ANSWER_SIGNS,
     SENTENCE_FEATURES,
     LogisticModel,
     answer_features,
@@ -114,7 +115,10 @@ def retrieve(
 
 def collect(pairs: list[tuple[squad_data.Qa, list[SearchResult]]], embedder: Any) -> list[Sample]:
     cache = EmbeddingCache(max_entries=500_000)
-    samples = [Sample(qa, results, gather(analyze(qa.question), results, embedder, cache)) for qa, results in pairs]
+    bootstrap = LogisticModel(("cos",), (0.0,), (1.0,), (1.0,), 0.0)  # ranks by similarity until trained
+    samples = [
+        Sample(qa, results, gather(analyze(qa.question), results, embedder, cache, bootstrap)) for qa, results in pairs
+    ]
     return samples
 
 
@@ -145,10 +149,26 @@ def standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def model_from(
-    features: tuple[str, ...], x: np.ndarray, y: np.ndarray, l2: float, threshold: float, meta: dict[str, Any]
+    features: tuple[str, ...],
+    x: np.ndarray,
+    y: np.ndarray,
+    l2: float,
+    threshold: float,
+    meta: dict[str, Any],
+    signs: dict[str, int] | None = None,
 ) -> LogisticModel:
-    mean, scale = standardise(x)
-    coef, intercept = fit((x - mean) / scale, y, l2)
+    """Fit on standardised features; with *signs*, a feature whose coefficient comes out against its
+    expected direction is dropped and the rest refitted, until every sign agrees."""
+    keep = list(range(len(features)))
+    while True:
+        mean, scale = standardise(x[:, keep])
+        coef, intercept = fit((x[:, keep] - mean) / scale, y, l2)
+        wrong = [k for k, c in zip(keep, coef, strict=True) if signs and signs.get(features[k], 0) * c < 0]
+        if not wrong:
+            break
+        worst = max(wrong, key=lambda k: abs(coef[keep.index(k)]))
+        keep.remove(worst)
+    features = tuple(features[k] for k in keep)
     return LogisticModel(
         features=features,
         mean=tuple(float(v) for v in mean),
@@ -203,8 +223,8 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, groups: np.ndarray, l2: float) -> 
     p = np.zeros(len(y))
     for g in sorted(set(groups)):
         test = groups == g
-        m = model_from(ANSWER_FEATURES, x[~test], y[~test], l2, 0.5, {})
-        p[test] = predict(m, x[test])
+        m = model_from(ANSWER_FEATURES, x[~test], y[~test], l2, 0.5, {}, dict(ANSWER_SIGNS))
+        p[test] = predict(m, x[test][:, [ANSWER_FEATURES.index(f) for f in m.features]])
     return p
 
 
@@ -294,7 +314,7 @@ def main() -> None:
         "threshold_rule": "max mean of (answerable answered, SQuAD unanswerable declined, off-corpus declined), "
         "leave-one-article-out probabilities",
     }
-    answer = model_from(ANSWER_FEATURES, x, y, l2, threshold, meta)
+    answer = model_from(ANSWER_FEATURES, x, y, l2, threshold, meta, dict(ANSWER_SIGNS))
     sentence_meta = {**(sentence.meta or {}), "trained": meta["trained"], "data": meta["data"]}
     sentence = LogisticModel(
         sentence.features, sentence.mean, sentence.scale, sentence.coef, sentence.intercept, 0.5, sentence_meta

@@ -112,3 +112,18 @@ def test_real_embedder_separates_answered_from_off_topic() -> None:
     no = judge(gather(analyze("Who is the chief executive of Apple?"), sources, emb), sources)
     assert yes.probability > no.probability
     assert not no.answerable and no.decline_reason.startswith("answerability_")
+
+
+def test_perturbation_features_fire_on_the_unit() -> None:
+    sources = [result("n", "Normandy had been exporting fighting horsemen for more than a generation.")]
+    swapped = answer_features(
+        gather(analyze("What did Normandy import for more than a generation?"), sources, HashingEmbedder()), sources
+    )
+    negated = answer_features(
+        gather(analyze("What had Normandy not been exporting for a generation?"), sources, HashingEmbedder()), sources
+    )
+    plain = answer_features(
+        gather(analyze("What had Normandy been exporting for a generation?"), sources, HashingEmbedder()), sources
+    )
+    assert swapped["antonym_swap"] == 1.0 and plain["antonym_swap"] == 0.0
+    assert negated["neg_added"] == 1.0 and plain["neg_added"] == 0.0

@@ -23,6 +23,12 @@ def test_headings_titles_navigation_and_lead_ins_never_answer() -> None:
     ]
 
 
+def test_short_captions_are_labels_but_long_ones_inform() -> None:
+    assert texts(
+        "Table 1: EU Countries Information\n\nTable 2: HPO performed in OTSL and HTML on the same architecture."
+    ) == ["Table 2: HPO performed in OTSL and HTML on the same architecture."]
+
+
 def test_title_and_navigation_rules() -> None:
     assert is_title_like("Swimming in the Lake") and is_title_like("Row and Column Access Control")
     assert not is_title_like("Tuesday, January 13, 2009")  # a date line is content

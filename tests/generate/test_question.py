@@ -21,7 +21,10 @@ from ragwright.generate.question import analyze, answer_type, content_stems, new
         ("Why did the Huguenots leave France?", "reason"),
         ("How does the engine work?", "manner"),
         ("Is the store open on Sundays?", "yesno"),
-        ("What does RCAC stand for?", "other"),
+        ("What does RCAC stand for?", "expansion"),
+        ("What is the capital of Belgium?", "place"),
+        ("What is the docket number of the case?", "number"),
+        ("What is IBM's nickname?", "other"),
     ],
 )
 def test_answer_types(question: str, kind: str) -> None:
@@ -51,7 +54,33 @@ def test_type_spans_find_dates_numbers_and_names() -> None:
     assert "Steve Gerber" in type_spans("person", "In this story by writer Steve Gerber and artist Val Mayerik")
 
 
+def test_expansions_and_identifiers() -> None:
+    text = "It describes the IBM DB2 for i Row and Column Access Control (RCAC) feature."
+    assert type_spans("expansion", text) == ["Row and Column Access Control (RCAC)"]
+    assert analyze("What is the file number of the 10-K filing?").numbers == ()  # an identifier, not a number
+
+
 def test_new_type_spans_ignore_what_the_question_already_says() -> None:
     q = analyze("When did Telenet start operations in 1975?")
     assert new_type_spans(q, "Telenet started operations in 1975.") == []
     assert new_type_spans(q, "Telenet was incorporated in 1973.") == ["1973"]
+
+
+def test_numbers_and_swapped_terms() -> None:
+    from ragwright.generate.question import all_stems, numbers_in, swapped_terms
+
+    assert numbers_in("a 60-minute debate with 18,000 men, the fourth of 10 in 1917") == {
+        "60",
+        "18000",
+        "4",
+        "10",
+        "1917",
+    }
+    assert swapped_terms(all_stems("What were the Normans' major imports?"), all_stems("Normandy exported horses")) == [
+        "import"
+    ]
+    assert swapped_terms(all_stems("held immediately before what?"), all_stems("held immediately after it")) == [
+        "befor"
+    ]
+    assert swapped_terms(all_stems("growth under non-imperialism"), all_stems("growth under imperialism"))
+    assert not swapped_terms(all_stems("What did they export?"), all_stems("They exported horses"))

@@ -32,7 +32,16 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.errors import ConfigError
-from ragwright.generate.question import ANSWER_TYPES, coverage, stem, words
+from ragwright.generate.question import (
+    ANSWER_TYPES,
+    all_stems,
+    coverage,
+    is_negated,
+    numbers_in,
+    stem,
+    swapped_terms,
+    words,
+)
 from ragwright.model.results import SearchResult
 
 if TYPE_CHECKING:
@@ -43,12 +52,12 @@ WEIGHTS_FILE: Final = "answerability.json"
 SENTENCE_FEATURES: Final = (
     "cos",
     "cos_gap",
+    "window_cos",
     "cov",
     "cov_window",
     "key_cov",
     "type_hit",
     "type_window",
-    "typed_hit",
     "src_recip",
     "first_in_source",
     "row",
@@ -72,10 +81,12 @@ ANSWER_FEATURES: Final = (
     "entity_miss",
     "number_miss",
     "qualifier_miss",
-    "neg_mismatch",
+    "neg_added",
+    "neg_dropped",
+    "antonym_swap",
     "type_hit",
     "type_window",
-    "typed_hit",
+    "window_cos",
     "new_words",
     "q_terms",
     "dense_top",
@@ -89,6 +100,37 @@ ANSWER_FEATURES: Final = (
     "number_conflict",
     *(f"t_{t}" for t in ANSWER_TYPES),
 )
+
+#: The direction each feature may push the answerability logit (+1 up, -1 down, 0 either): the trainer
+#: drops a feature whose fitted sign disagrees, so the model transfers to text unlike its training data.
+ANSWER_SIGNS: Final[Mapping[str, int]] = {
+    "best_score": 1,
+    "best_cos": 1,
+    "max_cos": 1,
+    "window_cos": 1,
+    "cov": 1,
+    "cov_window": 1,
+    "cov_sources": 1,
+    "miss_window": -1,
+    "miss_sources": -1,
+    "miss_unit": -1,
+    "key_miss_window": -1,
+    "key_miss_unit": -1,
+    "entity_miss": -1,
+    "entity_miss_unit": -1,
+    "number_miss": -1,
+    "number_conflict": -1,
+    "qualifier_miss": -1,
+    "neg_added": -1,
+    "antonym_swap": -1,
+    "type_hit": 1,
+    "type_window": 1,
+    "bigram_unit": 1,
+    "dense_top": 1,
+    "bm25_top": 1,
+    "arms_agree": 1,
+    "best_in_top": 1,
+}
 
 #: Feature → the signal it belongs to (named in ``decline_reason``).
 SIGNALS: Final[Mapping[str, str]] = {
@@ -112,16 +154,17 @@ SIGNALS: Final[Mapping[str, str]] = {
     "entity_miss": "constraint",
     "number_miss": "constraint",
     "qualifier_miss": "constraint",
-    "neg_mismatch": "constraint",
+    "neg_added": "constraint",
+    "antonym_swap": "constraint",
+    "neg_dropped": "constraint",
+    "window_cos": "similarity",
     "type_hit": "answer_type",
     "type_window": "answer_type",
-    "typed_hit": "answer_type",
     "dense_top": "retrieval",
     "bm25_top": "retrieval",
     "arms_agree": "retrieval",
     "best_in_top": "retrieval",
 }
-_TYPED: Final = frozenset({"date", "time", "number", "person", "place", "reason"})
 
 
 @dataclass(frozen=True)
@@ -250,18 +293,17 @@ def unit_features(ev: Evidence, i: int) -> dict[str, float]:
     q = ev.question
     u = ev.units[i]
     keys = q.key_terms
-    typed = q.answer_type in _TYPED
     hit = float(ev.type_hits[i] > 0)
     best_cos = max(ev.cosines) if ev.cosines else 0.0
     return {
         "cos": ev.cosines[i],
         "cos_gap": ev.cosines[i] - best_cos,
+        "window_cos": max(ev.cosines[j] for j in ev.window(i)),
         "cov": ev.coverage[i],
         "cov_window": ev.window_coverage[i],
         "key_cov": coverage(keys, ev.stems[i]) if keys else 1.0,
         "type_hit": hit,
         "type_window": float(ev.window_type_hits[i] > 0),
-        "typed_hit": hit if typed else 0.0,
         "src_recip": 1.0 / u.source,
         "first_in_source": float(u.index == 0),
         "row": float(u.kind == "row"),
@@ -273,13 +315,11 @@ def unit_features(ev: Evidence, i: int) -> dict[str, float]:
 
 
 def _number_conflict(ev: Evidence, i: int) -> float:
-    """1 when the question names a number or year that unit *i* lacks while the unit holds another."""
-    q = ev.question
-    asked = {stem(w) for n in q.numbers for w in words(n)}
-    if not asked or not asked - ev.stems[i]:
-        return 0.0
-    held = {t for t in ev.stems[i] if any(c.isdigit() for c in t)}
-    return float(bool(held - asked))
+    """1 when the question names a number, year or ordinal that unit *i* lacks while the unit holds
+    another ("in 1917" asked, "in 1914" written; "fourth" asked, "third" written)."""
+    asked = numbers_in(ev.question.text)
+    held = numbers_in(ev.units[i].text)
+    return float(bool(asked - held) and bool(held - asked))
 
 
 def _arm(result: SearchResult, *names: str) -> tuple[int, float] | None:
@@ -317,15 +357,19 @@ def answer_features(ev: Evidence, results: Sequence[SearchResult]) -> dict[str, 
     x["miss_sources"] = math.log1p(len(terms - ev.source_stems))
     x["key_miss_window"] = (len(keys - window) / len(keys)) if keys else 0.0
     entity_stems = {stem(w) for e in q.entities for w in words(e)} & terms
-    number_stems = {stem(w) for n in q.numbers for w in words(n)} & terms
+    asked_numbers = numbers_in(q.text)
+    window_numbers = frozenset().union(*(numbers_in(ev.units[j].text) for j in ev.window(best)))
     qualifier_stems = {stem(w) for w in q.qualifiers} & terms
     x["entity_miss"] = float(bool(entity_stems - window))
-    x["number_miss"] = float(bool(number_stems - window))
+    x["number_miss"] = float(bool(asked_numbers - window_numbers))
     x["qualifier_miss"] = float(bool(qualifier_stems - window))
-    x["neg_mismatch"] = float(q.negated != ev.window_negated(best))
+    unit_negated = is_negated(ev.units[best].text)
+    x["neg_added"] = float(q.negated and not unit_negated)
+    x["neg_dropped"] = float(unit_negated and not q.negated)
+    x["antonym_swap"] = float(bool(swapped_terms(all_stems(q.text), all_stems(ev.units[best].text))))
     x["type_hit"] = float(ev.type_hits[best] > 0)
     x["type_window"] = float(ev.window_type_hits[best] > 0)
-    x["typed_hit"] = x["type_hit"] if q.answer_type in _TYPED else 0.0
+    x["window_cos"] = max(ev.cosines[j] for j in ev.window(best))
     x["new_words"] = math.log1p(len(ev.stems[best] - terms))
     unit = ev.stems[best]
     x["bigram_unit"] = ev.bigram_cover(best)

@@ -45,6 +45,7 @@ _NAVIGATION: Final = re.compile(
 )
 _EMPTY_SEE: Final = re.compile(r"\bsee\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
 _LEADERS: Final = re.compile(r"(?:\.\s){5,}|\.{5,}")
+_CAPTION: Final = re.compile(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]", re.IGNORECASE)
 _RECORD: Final = re.compile(r"^[^:;|]{1,60}: [^;]+(?:; [^:;|]{1,60}: [^;]*)+$")
 _END: Final = (".", "!", "?", "。", ":", ";", ")", '"', "”")
 
@@ -108,8 +109,8 @@ def pieces(text: str) -> list[tuple[str, str]]:
             if _RECORD.match(line):  # a spreadsheet row written as "Header: value; …"
                 out.append(("row", line))
                 continue
-            if not was_item and is_title_like(line):
-                continue
+            if not was_item and (is_title_like(line) or (_CAPTION.match(line) and len(line.split()) <= 8)):
+                continue  # a title, label or short caption ("Table 1: EU Countries Information")
             for sentence in sentences(line):
                 # a lead-in ("… could eat:") announces what follows; it answers nothing itself
                 if not is_navigation(sentence) and not sentence.endswith(":"):
@@ -150,8 +151,10 @@ def units_of(results: Sequence[SearchResult]) -> list[Unit]:
 
 
 def _long_enough(text: str) -> bool:
-    """Four words, or two when one holds a digit (a date line, "No. 07-1315")."""
+    """Four words, or two when one holds a digit (a date line, "No. 07-1315"); never a bare caption."""
     n = len(text.split())
+    if n <= 8 and re.match(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]?$", text, re.I):
+        return False
     return n >= MIN_WORDS or (n >= 2 and any(c.isdigit() for c in text))
 
 
@@ -238,6 +241,7 @@ def gather(
     results: Sequence[SearchResult],
     embedder: Embedder,
     cache: EmbeddingCache | None = None,
+    model: LogisticModel | None = None,
 ) -> Evidence:
     """Score every unit of *results* against *question* (see the module docstring)."""
     import numpy as np
@@ -273,7 +277,7 @@ def gather(
         window_type_hits=window_type,
         source_stems=frozenset(content_stems(" ".join(r.chunk.text for r in results))),
     )
-    return rescore(ev)
+    return rescore(ev, model)
 
 
 def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:

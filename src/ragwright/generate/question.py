@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-AnswerType = Literal["date", "time", "number", "person", "place", "reason", "manner", "yesno", "other"]
+AnswerType = Literal["date", "time", "number", "person", "place", "reason", "manner", "expansion", "yesno", "other"]
 ANSWER_TYPES: Final[tuple[AnswerType, ...]] = (
+    "expansion",
     "date",
     "time",
     "number",
@@ -66,7 +67,12 @@ _REASON: Final = re.compile(
     re.IGNORECASE,
 )
 _NAME: Final = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’.-]*(?:\s+(?:of|de|du|von|van|the|and|&)?\s*[A-ZÀ-ÖØ-Þ][\w'’.-]*)*")
+_NUMERAL: Final = re.compile(r"^[0-9][0-9,.]*(?:s|'s|’s|st|nd|rd|th)?$")  # 1917, 3.5, 1990s, 10th — not "10-K"
 _QUOTED: Final = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
+# "Row and Column Access Control (RCAC)": a capitalised phrase with its acronym in parentheses.
+_EXPANSION: Final = re.compile(
+    r"\b([A-ZÀ-ÖØ-Þ][\w-]*(?:\s+(?:and|of|for|the|in|on|to|&|[A-ZÀ-ÖØ-Þ][\w-]*))*\s*\([A-Z][A-Za-z0-9&-]{1,12}\))"
+)
 _NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nor|neither|without|n't|cannot|unable|fail(?:ed|s)? to)\b", re.I)
 _QUALIFIER_WORDS: Final = (
     "first last only main largest smallest biggest longest shortest highest lowest most least best worst "
@@ -76,6 +82,10 @@ _QUALIFIER_WORDS: Final = (
 QUALIFIERS: Final = frozenset(_QUALIFIER_WORDS.split())
 
 _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
+    (
+        re.compile(r"\bstands? for\b|\bshort for\b|\bacronym\b|\babbreviation\b|\bwhat is the full name\b", re.I),
+        "expansion",
+    ),
     (re.compile(r"\bwhat time\b|\bat what hour\b", re.I), "time"),
     (
         re.compile(
@@ -89,7 +99,8 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
         re.compile(
             r"\bhow (?:many|much|long|old|far|big|large|tall|high|deep|wide|heavy|often|fast)\b|"
             r"\bwhat (?:percentage|percent|proportion|number|amount|fraction|size|population|age|price|"
-            r"cost|length|distance|temperature|speed|rate)\b|\bwhat is the (?:population|number|amount|size)\b",
+            r"cost|length|distance|temperature|speed|rate)\b|"
+            r"\bwhat (?:is|was|are|were) the (?:\w+ ){0,2}(?:population|number|amount|size|total|count)\b",
             re.I,
         ),
         "number",
@@ -105,7 +116,8 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
     ),
     (
         re.compile(
-            r"\bwhere\b|\b(?:what|which) (?:country|countries|city|cities|state|region|place|location|continent|"
+            r"\bwhere\b|\b(?:what|which) (?:is |was |are |were )?(?:the )?capital\b|"
+            r"\b(?:what|which) (?:country|countries|city|cities|state|region|place|location|continent|"
             r"river|island|town|province|area|county|mountain|lake|sea|ocean|street|building|site)\b|"
             r"\bin (?:what|which) (?:country|city|state|region|place|area|part)\b",
             re.I,
@@ -122,6 +134,95 @@ _SCAFFOLD_WORDS: Final = (
     "name named called call type kind according"
 )
 _SCAFFOLD: Final = frozenset(_SCAFFOLD_WORDS.split())
+
+
+_ANTONYM_PAIRS: Final = (
+    "increase decrease|import export|before after|first last|most least|largest smallest|biggest smallest|"
+    "highest lowest|higher lower|more less|more fewer|rise fall|rose fell|win lose|won lost|victory defeat|"
+    "north south|east west|northern southern|eastern western|early late|earlier later|earliest latest|"
+    "positive negative|open close|opened closed|begin end|began ended|start end|started ended|accept reject|"
+    "allow forbid|allow prohibit|legal illegal|public private|major minor|maximum minimum|internal external|"
+    "inner outer|old new|older newer|young old|strong weak|success failure|succeed fail|true false|"
+    "permanent temporary|upper lower|above below|inside outside|entry exit|gain loss|add remove|"
+    "include exclude|support oppose|friend enemy|ally enemy|buy sell|bought sold|give take|gave took|"
+    "send receive|sent received|attack defend|birth death|born died|male female|man woman|men women|"
+    "father mother|son daughter|king queen|rich poor|wealthy poor|cheap expensive|easy difficult|"
+    "same different|similar different|common rare|frequent rare|rural urban|ancient modern|past future|"
+    "domestic foreign|national international|light heavy|light dark|hot cold|wet dry|fast slow|long short|"
+    "wide narrow|deep shallow|high low|large small|big small|many few|always never|all none|lead follow|"
+    "leader follower|employer employee|teacher student|primary secondary|direct indirect|active passive|"
+    "official unofficial|formal informal|cause effect|input output|old current|former current|"
+    "previous current|previous next|below above|under over|after before"
+)
+
+
+_DIGITS: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_ORDINALS: Final = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zeroth",
+            "first",
+            "second",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+            "eleventh",
+            "twelfth",
+        ]
+    )
+}
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers of *text*, normalised: numerals ("18,000" → "18000", "60-minute" → "60", "10th" → "10")
+    and ordinal words ("fourth" → "4")."""
+    found = {m.group(0).replace(",", "").rstrip(".") for m in _DIGITS.finditer(text)}
+    found |= {_ORDINALS[w.casefold()] for w in words(text) if w.casefold() in _ORDINALS}
+    return frozenset(found)
+
+
+def all_stems(text: str) -> frozenset[str]:
+    """The stems of every word of *text*, stop words included (before/after, most/least …)."""
+    return frozenset(stem(w) for w in words(text))
+
+
+@functools.cache
+def antonyms() -> dict[str, frozenset[str]]:
+    """Stem → the stems of its opposites (a small hand list of common English pairs)."""
+    out: dict[str, set[str]] = {}
+    for pair in _ANTONYM_PAIRS.split("|"):
+        a, b = (stem(w) for w in pair.split())
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def swapped_terms(question_terms: Iterable[str], evidence: frozenset[str]) -> list[str]:
+    """Question terms missing from *evidence* whose opposite is there ("imports" asked, "exports"
+    written), or that are a negated form of a word there ("non-imperialism", "imperialism")."""
+    table = antonyms()
+    out = []
+    for t in question_terms:
+        if t in evidence:
+            continue
+        base = (
+            t[4:]
+            if t.startswith("non-")
+            else t[3:]
+            if t.startswith(("non", "dis"))
+            else t[2:]
+            if t.startswith(("un", "in", "im", "il", "ir"))
+            else None
+        )
+        if table.get(t, frozenset()) & evidence or (base and len(base) > 3 and base in evidence):
+            out.append(t)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +313,7 @@ def analyze(question: str) -> Question:
     """Read *question* (see the module docstring)."""
     text = " ".join(question.split())
     terms = tuple(dict.fromkeys(content_stems(text)))
-    numbers = tuple(dict.fromkeys(w for w in words(text) if any(c.isdigit() for c in w)))
+    numbers = tuple(dict.fromkeys(w for w in words(text) if _NUMERAL.match(w)))
     qualifiers = tuple(dict.fromkeys(w.casefold() for w in words(text) if w.casefold() in QUALIFIERS))
     return Question(
         text=text,
@@ -250,6 +351,8 @@ def type_spans(kind: AnswerType, text: str) -> list[str]:
         return out
     if kind == "reason":
         return [m.group(0) for m in _REASON.finditer(text)]
+    if kind == "expansion":
+        return [m.group(1) for m in _EXPANSION.finditer(text)]
     return []
 
 

@@ -213,7 +213,11 @@ def test_rag_uses_the_chat_model_when_configured_else_extractive() -> None:
     rag = make_rag(chat)
     r = rag.ask("refund within 30 days of delivery?")
     assert r.mode == "llm" and r.answer == "Within 30 days [Source 1]." and r.citations[0].document_id == "refunds.md"
-    assert r.retrieval_path == "dense+bm25 → convex (dense 0.7, bm25 0.3) → rocchio" and {"retrieve_s", "generate_s", "total_s"} <= set(r.timings)
+    assert r.retrieval_path == "dense+bm25 → convex (dense 0.7, bm25 0.3) → rocchio" and {
+        "retrieve_s",
+        "generate_s",
+        "total_s",
+    } <= set(r.timings)
     assert rag.ask("refund within 30 days of delivery?", answer_mode="extractive").mode == "extractive"
     no_llm = make_rag(None)
     assert no_llm.ask("refund within 30 days of delivery?", extractive_min_similarity=0.2).mode == "extractive"

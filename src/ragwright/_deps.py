@@ -9,7 +9,7 @@ from ragwright.errors import MissingDependencyError
 
 
 def require(module: str, extra: str, purpose: str = "") -> ModuleType:
-    """Import *module* or raise :class:`MissingDependencyError` naming ``ragwright[extra]``."""
+    """Import *module* or raise :class:`MissingDependencyError` naming the pip extra *extra* that brings it."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - exercised through monkeypatching in tests

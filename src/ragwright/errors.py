@@ -12,6 +12,9 @@ Every error the library raises on purpose derives from :class:`RagwrightError`::
     └── GenerationError                      answer generation failed
 
 Messages are written for the person at the keyboard: what happened, and what to do about it.
+
+Every error pickles whole (message and attributes), whatever its constructor takes: the isolated
+parser process (:mod:`ragwright.parse.limits`) sends its errors back to the caller that way.
 """
 
 from __future__ import annotations
@@ -30,8 +33,22 @@ __all__ = [
 ]
 
 
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    """Unpickle an error without calling its ``__init__`` (whose signature may differ from ``args``)."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
 class RagwrightError(Exception):
     """Root of every error ragwright raises deliberately."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's default pickling calls ``cls(*self.args)``: a subclass whose ``__init__`` takes
+        # other arguments (MissingDependencyError's module, extra, purpose) could not be unpickled, and
+        # the parser process's real error became "the parser process died".
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class ConfigError(RagwrightError, ValueError):
@@ -54,14 +71,18 @@ class ConfigError(RagwrightError, ValueError):
 class MissingDependencyError(RagwrightError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
-    def __init__(self, module: str, extra: str, purpose: str = "") -> None:
-        """*extra* names the pip extra that brings *module*; ``""`` for a base dependency (then the message
-        says to repair the install instead)."""
+    def __init__(self, module: str, extra: str, purpose: str = "", *, install: str | None = None) -> None:
+        """*extra* names the pip extra that brings *module*; ``""`` (or ``"base"``) for a base dependency
+        (then the message says to repair the install instead). *install* replaces the install line for
+        what pip cannot bring (a program: ``apt install tesseract-ocr``). A test ties every extra named in
+        an error to ``pyproject.toml``."""
         what = f" (needed for {purpose})" if purpose else ""
-        if extra:
+        extra = "" if extra == "base" else extra
+        if install:
+            message = f"{module!r} is not installed{what}; install it with: {install}"
+        elif extra:
             message = (
-                f"the optional dependency {module!r} is not installed{what}; "
-                f"install it with: pip install 'ragwright[{extra}]'"
+                f"the dependency {module!r} is not installed{what}; install it with: pip install 'ragwright[{extra}]'"
             )
         else:
             message = (
@@ -71,6 +92,7 @@ class MissingDependencyError(RagwrightError, ImportError):
         super().__init__(message)
         self.module = module
         self.extra = extra
+        self.purpose = purpose
 
 
 class ParseError(RagwrightError):

@@ -106,3 +106,62 @@ def test_the_worker_never_outlives_its_owner(how: str) -> None:
     assert out.returncode == -getattr(signal, how), out.stderr
     worker = int(out.stdout.split()[0])
     assert _gone(worker, 10), f"parser worker {worker} survived its owner's {how}"
+
+
+def missing_extra() -> None:
+    from ragwright.errors import MissingDependencyError
+
+    raise MissingDependencyError("rapidocr", "ocr", "OCR of scanned pages")
+
+
+def test_an_error_with_its_own_constructor_comes_back_as_itself() -> None:
+    """Issue 22: MissingDependencyError could not be unpickled, so the caller saw "the parser process died"."""
+    from ragwright.errors import MissingDependencyError
+
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragwright\[ocr\]'") as caught:
+        run_isolated(missing_extra, timeout_s=30, max_memory_mb=512)
+    assert caught.value.extra == "ocr"
+    assert run_isolated(sleepy, 0, timeout_s=30, max_memory_mb=512) == "woke"  # the worker survived
+
+
+_UNGUARDED = """
+import sys
+from pathlib import Path
+from ragwright.parse import parse_bytes
+with open(sys.argv[1], "a") as log:
+    log.write("ran\\n")
+pdf = Path(sys.argv[2])
+doc = parse_bytes("doc", pdf.read_bytes(), name_hint=pdf.name)
+print("parsed", len(doc.elements))
+"""
+
+
+def test_isolation_works_from_a_script_without_a_main_guard(tmp_path: Path, shared: Path) -> None:
+    """Issue 22: the README's script has no ``if __name__ == "__main__":``; multiprocessing re-ran it in
+    the worker and every PDF failed with a false "the parser process died"."""
+    import subprocess
+    import sys
+
+    script, log = tmp_path / "plain.py", tmp_path / "runs.txt"
+    script.write_text(_UNGUARDED, encoding="utf-8")
+    pdf = shared / "docs-corpus" / "pdf" / "minimal-document.pdf"
+    out = subprocess.run(
+        [sys.executable, str(script), str(log), str(pdf)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert out.returncode == 0 and out.stdout.startswith("parsed"), out.stderr
+    assert log.read_text() == "ran\n"  # the script ran once: the worker never imported it
+    assert "bootstrapping phase" not in out.stderr
+
+
+def test_output_a_parser_prints_does_not_corrupt_the_replies() -> None:
+    assert run_isolated(noisy, timeout_s=30, max_memory_mb=512) == "quiet"
+
+
+def noisy() -> str:
+    import os
+    import sys
+
+    print("some library chatter")
+    sys.stdout.flush()
+    os.write(1, b"raw bytes on fd 1\n")
+    return "quiet"

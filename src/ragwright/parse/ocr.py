@@ -62,7 +62,7 @@ class RapidOcrEngine:
         self._lock = threading.Lock()
 
     def recognize(self, image: Any) -> list[OcrLine]:
-        np = require("numpy", "ocr")
+        np = require("numpy", "")  # a base dependency
         pixels = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # RGB -> BGR
         with self._lock:
             result = self._engine(pixels)
@@ -83,9 +83,11 @@ class TesseractEngine:
     name = "tesseract"
 
     def __init__(self) -> None:
-        self._pt = require("pytesseract", "ocr", "OCR with Tesseract")
+        self._pt = require("pytesseract", "tesseract", "OCR with Tesseract")
         if shutil.which("tesseract") is None:
-            raise MissingDependencyError("tesseract", "ocr", "the tesseract binary (apt install tesseract-ocr)")
+            raise MissingDependencyError(
+                "tesseract", "tesseract", "OCR with Tesseract", install="apt install tesseract-ocr (the program)"
+            )
 
     def recognize(self, image: Any) -> list[OcrLine]:
         data = self._pt.image_to_data(image.convert("RGB"), output_type=self._pt.Output.DICT)

@@ -2,13 +2,15 @@
 
 :func:`parse_bytes` detects the format by content, refuses what no parser handles (with the reason),
 and runs the format's parser — in the isolated worker (:mod:`ragwright.parse.limits`) for binary
-formats unless ``ParseOptions.isolate`` is off. Parsers of optional formats live behind extras and are
-imported by name, so a missing extra is a clear error naming it.
+formats unless ``ParseOptions.isolate`` is off. The libraries a format's parser needs are checked in
+this process before the file goes to the worker (:func:`missing_dependency`), so a missing one is a
+clear error naming the extra that brings it, never a crash of the worker.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any, Final
 
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
@@ -31,6 +33,21 @@ _PARSERS: Final[dict[str, tuple[str, str]]] = {
     "code": ("ragwright.parse.code", "parse_code"),
 }
 _IN_PROCESS: Final = frozenset({"markdown", "text", "csv", "code"})
+# format → the importable modules its parser needs: (module, the pip extra that brings it, purpose). The
+# document parsers are base dependencies; their extras remain (listing the same packages), so
+# ``pip install 'ragwright[office]'`` repairs an install that lacks them.
+_NEEDS: Final[dict[str, tuple[tuple[str, str, str], ...]]] = {
+    "pdf": (("pypdfium2", "pdf", "PDF parsing"),),
+    "docx": (("docx", "office", "DOCX parsing"),),
+    "xlsx": (("openpyxl", "office", "XLSX parsing"),),
+    "pptx": (("pptx", "office", "PPTX parsing"),),
+    "html": (
+        ("lxml", "html", "HTML parsing"),
+        ("lxml_html_clean", "html", "HTML cleaning used by trafilatura"),
+        ("trafilatura", "html", "HTML main-content extraction"),
+    ),
+    "msg": (("extract_msg", "office", "Outlook .msg parsing"),),
+}
 _REFUSED: Final[dict[str, str]] = {
     "encrypted_ooxml": "encrypted: the Office document is password-protected",
     "zip": "unsupported format: a ZIP archive that is not a DOCX, XLSX or PPTX document",
@@ -47,6 +64,19 @@ def _module(fmt: str) -> Any:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise ParseError(f"unsupported format: no {fmt} parser in this installation ({exc.name})") from exc
+
+
+def missing_dependency(fmt: str) -> MissingDependencyError | None:
+    """The error naming the first library the parser of *fmt* needs and this installation lacks (checked
+    without importing it), or ``None``."""
+    for module, extra, purpose in _NEEDS.get(fmt, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return MissingDependencyError(module, extra, purpose)
+    return None
 
 
 def parser_version_for(data: bytes, name_hint: str = "") -> str:
@@ -100,6 +130,9 @@ def parse_bytes(
         raise ParseError(_REFUSED[fmt])
     if fmt not in _PARSERS:  # pragma: no cover - every detected format is mapped or refused
         raise ParseError(f"unsupported format: {fmt}")
+    missing = missing_dependency(fmt)
+    if missing is not None:  # before the worker: its import error would otherwise be all we learn
+        raise ParseError(str(missing)) from missing
     try:
         if options.isolate and fmt not in _IN_PROCESS:
             doc = _isolated(fmt, document_id, data, name_hint, source, options)
@@ -131,4 +164,4 @@ def _isolated(
     )
 
 
-__all__ = ["decode_text", "parse_bytes", "parser_version_for"]
+__all__ = ["decode_text", "missing_dependency", "parse_bytes", "parser_version_for"]

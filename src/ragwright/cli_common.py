@@ -18,6 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class State:
+    """What the global options (``--store``, ``--json``, ``--debug``, the models) set for a command."""
+
     def __init__(
         self,
         store: Path | str,
@@ -29,15 +31,42 @@ class State:
         llm: str | None = None,
         sparse: str | None = None,
     ) -> None:
-        from ragwright.stores.postgres.connection import is_dsn
-
-        # A store file, or a PostgreSQL server (``postgresql://…``: the scale-out backend).
-        self.store: Path | str = str(store) if is_dsn(str(store)) else Path(store)
-        self.as_json, self.debug, self.embedder = as_json, debug, embedder
+        self.store: Path | str = DEFAULT_STORE
+        self.set_store(store)
+        self.as_json, self.debug, self.embedder = as_json, False, embedder
         self.sparse = None if sparse in (None, "", "none") else sparse  # --sparse: the SPLADE arm
         self.analyzer = analyzer
         self.reranker = reranker
         self.llm = llm
+        if debug:
+            self.set_debug()
+
+    def set_store(self, store: Path | str) -> None:
+        """A store file, or a database server (``postgresql://…``): see :mod:`ragwright.stores.open`."""
+        from ragwright.stores.open import is_remote, sqlite_path, store_uri
+
+        path = None if is_remote(store) else sqlite_path(store)
+        self.store = store_uri(store) if path is None else path
+
+    def set_debug(self) -> None:
+        """Tracebacks, and ragwright's own debug logs — not the third-party libraries' (they log at their
+        WARNING level and above, as without ``--debug``)."""
+        import logging
+
+        self.debug = True
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger("ragwright").setLevel(logging.DEBUG)
+
+    def set(self, name: str, value: Any) -> None:
+        """Apply a global option given after the subcommand (``ragwright search x --json``)."""
+        if name == "store":
+            self.set_store(value)
+        elif name == "debug":
+            self.set_debug()
+        elif name == "sparse":
+            self.sparse = None if value in ("", "none") else value
+        else:
+            setattr(self, name, value)
 
     def load_llm(self) -> Any:
         """The chat model named by ``--llm`` / ``RAGWRIGHT_LLM`` (``None`` for none: extractive answers)."""
@@ -52,27 +81,18 @@ class State:
         reranker = load_reranker(self.reranker)
         return reranker.load() if reranker is not None else None
 
-    def open(self, *, must_exist: bool, prompt_observer: Any = None) -> Any:
+    def open(self, *, must_exist: bool, prompt_observer: Any = None, ingest_options: Any = None) -> Any:
         from ragwright.models.embedders import load_embedder
         from ragwright.rag import Rag
+        from ragwright.stores.open import open_store
 
-        store: Any
-        if isinstance(self.store, str):
-            from ragwright.stores.postgres import PostgresStore
-
-            store = PostgresStore(self.store, keyword_analyzer=self.analyzer)
-        else:
-            if must_exist and not self.store.exists():
-                raise ConfigError(f"no store at {self.store}; ingest something first (ragwright ingest PATH)")
-            from ragwright.stores.sqlite import SqliteStore
-
-            store = SqliteStore(self.store, keyword_analyzer=self.analyzer)
-            if store.upgrade_backup is not None:
-                click.echo(
-                    f"note: the store {self.store} was upgraded to a new schema; the old file is backed up at "
-                    f"{store.upgrade_backup}",
-                    err=True,
-                )
+        store: Any = open_store(self.store, keyword_analyzer=self.analyzer, must_exist=must_exist)
+        if getattr(store, "upgrade_backup", None) is not None:
+            click.echo(
+                f"note: the store {self.store} was upgraded to a new schema; the old file is backed up at "
+                f"{store.upgrade_backup}",
+                err=True,
+            )
         spec = self.embedder or spec_for(store.embedding_model)
         try:
             return Rag(
@@ -82,6 +102,7 @@ class State:
                 llm=self.load_llm(),
                 prompt_observer=prompt_observer,
                 sparse_encoder=self.sparse,
+                ingest_options=ingest_options,
             )
         except BaseException:
             store.close()
@@ -134,10 +155,45 @@ def parse_filters(pairs: tuple[str, ...]) -> dict[str, Any] | None:
     return out or None
 
 
+def warn_unknown_filter_keys(rag: Any, metadata_filter: Any) -> None:
+    """A filter on a key no indexed document has matches nothing: say so, with the keys that exist."""
+    if not metadata_filter:
+        return
+    import difflib
+
+    unknown, known = rag.unknown_filter_keys(metadata_filter)
+    if not unknown:
+        return
+    hints = [
+        f"{k!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(k, known, n=1)) else repr(k)
+        for k in unknown
+    ]
+    click.echo(
+        f"warning: no indexed document has the metadata key {', '.join(hints)}, so the filter matches nothing; "
+        f"keys that exist: {', '.join(known)}",
+        err=True,
+    )
+
+
+def reader_gone() -> None:
+    """Exit quietly (status 0) when the reader of our output went away (``ragwright status | head``):
+    the rest of the output goes nowhere instead of ending in "error: Broken pipe"."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer): nothing to redirect
+        pass
+    sys.exit(0)
+
+
 @contextmanager
 def errors(debug: bool) -> Iterator[None]:
     try:
         yield
+    except BrokenPipeError:
+        reader_gone()
     except (RagwrightError, OSError) as exc:
         if debug:
             raise

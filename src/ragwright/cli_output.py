@@ -40,14 +40,17 @@ def safe_text(text: object) -> str:
 
 
 def print_ingest(report: Any) -> None:
-    click.echo(
-        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
-        f"deleted {report.deleted}, failed {len(report.failed)}; {report.chunks} chunks in {report.seconds:.1f}s"
-    )
+    """Each failed and skipped document with its reason, then the one-line summary (last, so a long list
+    of failures never hides it)."""
     for f in report.failed:
         click.echo(f"  failed: {one_line(f.document)} [{f.stage}] {flat(f.reason)}")
     for f in report.skipped:
         click.echo(f"  skipped: {one_line(f.document)}: {flat(f.reason)}")
+    access = f", access updated {report.access_updated}" if report.access_updated else ""
+    click.echo(
+        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}{access}, "
+        f"deleted {report.deleted}, failed {len(report.failed)}; {report.chunks} chunks in {report.seconds:.1f}s"
+    )
 
 
 def print_results(results: list[Any]) -> None:

@@ -13,7 +13,6 @@ from ragwright.errors import ConfigError
 
 
 @click.command("serve")
-@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None, help="The store file.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", type=int, default=8000, show_default=True)
 @click.option(
@@ -25,6 +24,11 @@ from ragwright.errors import ConfigError
 )
 @click.option("--hash-key", default=None, metavar="KEY", help="Print the SHA-256 hash of KEY for the config; exit.")
 @click.option(
+    "--create",
+    is_flag=True,
+    help="Create the store when it does not exist yet (an empty one, filled through POST /ingest).",
+)
+@click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
@@ -34,14 +38,15 @@ from ragwright.errors import ConfigError
 @command
 def serve(
     state: State,
-    store_path: Path | None,
+    create: bool,
     host: str,
     port: int,
     config_path: Path | None,
     hash_key: str | None,
     allow_hosts: tuple[str, ...],
 ) -> None:
-    """Serve search, ask (streamed) and ingest over HTTP, with a web page at /."""
+    """Serve search, ask (streamed) and ingest over HTTP, with a web page at /, over the --store (refused
+    when it does not exist, unless --create)."""
     from ragwright.server.config import ServerConfig, is_loopback
     from ragwright.server.config import hash_key as digest
     from ragwright.server.guard import HostPolicy
@@ -60,8 +65,13 @@ def serve(
         )
     if not 0 < port < 65536:
         raise ConfigError.invalid("--port", port, "a TCP port between 1 and 65535")
-    if store_path is not None:
-        state.store = store_path
+    if isinstance(state.store, Path) and not state.store.exists():
+        if not create:
+            raise ConfigError(
+                f"no store at {state.store}: ingest documents first (ragwright ingest PATH --store {state.store}), "
+                "give the store to serve with --store PATH, or start an empty one with --create"
+            )
+        click.echo(f"note: creating an empty store at {state.store} (fill it through POST /ingest)", err=True)
     from ragwright._deps import require
 
     uvicorn = require("uvicorn", "server", "ragwright serve")
@@ -74,6 +84,6 @@ def serve(
         click.echo(f"serving {state.store} on http://{host}:{port}/ ({auth})", err=True)
         if state.as_json:
             click.echo(json.dumps({"store": str(state.store), "host": host, "port": port}))
-        uvicorn.run(app, host=host, port=port, log_level="debug" if state.debug else "info")
+        uvicorn.run(app, host=host, port=port, log_level="info")  # --debug is ragwright's logs, not uvicorn's
     finally:
         rag.close()

@@ -25,15 +25,17 @@ class _WorkerArgs:
 
 
 def _open_store(args: _WorkerArgs, analyzer: str = "auto") -> Any:
-    from ragwright.stores.postgres import PostgresOptions, PostgresStore, is_dsn
+    from ragwright.stores.open import is_remote, open_store
+    from ragwright.stores.postgres import PostgresOptions
 
-    if not is_dsn(args.dsn):
-        raise ConfigError.invalid("--store", args.dsn, "a PostgreSQL URI: postgresql://user@host:port/database")
-    return PostgresStore(args.dsn, keyword_analyzer=analyzer, options=PostgresOptions(schema=args.schema))
+    if not is_remote(args.dsn):
+        raise ConfigError.invalid(
+            "--store", args.dsn, "a PostgreSQL URI: postgresql://user@host:port/database (the queue is shared there)"
+        )
+    return open_store(args.dsn, keyword_analyzer=analyzer, postgres_options=PostgresOptions(schema=args.schema))
 
 
 @click.group("worker", invoke_without_command=True)
-@click.option("--store", "dsn", required=True, help="The shared store: postgresql://user@host:port/database.")
 @click.option("--schema", default="ragwright", show_default=True, help="The store's schema in that database.")
 @click.option("--batch", "batch_size", type=int, default=8, show_default=True, help="Documents claimed at once.")
 @click.option("--lease", "lease_seconds", type=float, default=120.0, show_default=True, help="Lease per claim (s).")
@@ -43,7 +45,6 @@ def _open_store(args: _WorkerArgs, analyzer: str = "auto") -> Any:
 @click.pass_context
 def worker(
     ctx: click.Context,
-    dsn: str,
     schema: str,
     batch_size: int,
     lease_seconds: float,
@@ -51,12 +52,13 @@ def worker(
     exit_when_empty: bool,
     worker_id: str | None,
 ) -> None:
-    """Pull documents from the store's queue and ingest them (run several, anywhere)."""
+    """Pull documents from the store's queue and ingest them (run several, anywhere); --store names the
+    shared PostgreSQL store."""
     state = ctx.obj
-    args = _WorkerArgs(dsn, schema)
-    ctx.meta["ragwright.worker"] = args
+    ctx.meta["ragwright.worker.schema"] = schema
     if ctx.invoked_subcommand is not None:
-        return
+        return  # the subcommand reads --store once its own options (maybe --store) are parsed
+    args = _WorkerArgs(str(state.store), schema)
     with errors(state.debug):
         from ragwright.cli_common import spec_for
         from ragwright.models.embedders import load_embedder
@@ -112,7 +114,7 @@ def enqueue(
         from ragwright.stores.postgres.queue import IngestQueue
 
         sources = [open_source(p) for p in paths]  # refuse a bad path before anything is queued
-        store = _open_store(ctx.meta["ragwright.worker"])
+        store = _open_store(_WorkerArgs(str(state.store), ctx.meta["ragwright.worker.schema"]), state.analyzer)
         with store:
             added = IngestQueue(store).enqueue(
                 sources, tenant=tenant or DEFAULT_TENANT, acl=list(acl) or None, metadata=parse_filters(meta)
@@ -128,6 +130,6 @@ def queue_status(ctx: click.Context) -> None:
     with errors(state.debug):
         from ragwright.stores.postgres.queue import IngestQueue
 
-        with _open_store(ctx.meta["ragwright.worker"]) as store:
+        with _open_store(_WorkerArgs(str(state.store), ctx.meta["ragwright.worker.schema"]), state.analyzer) as store:
             counts = IngestQueue(store).counts()
         state.emit(counts, lambda: click.echo(", ".join(f"{k} {v}" for k, v in counts.items())))

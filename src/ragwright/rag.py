@@ -11,7 +11,9 @@ call, else the one the ``Rag`` was built with) and are applied inside every sear
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -179,16 +181,16 @@ class Rag(RagAdmin):
         keyword_analyzer: str = "auto",
         **kwargs: Any,
     ) -> Rag:
-        """Open (or create) the SQLite store at *path*, or the PostgreSQL store a ``postgresql://`` URI names."""
-        from ragwright.stores.postgres.connection import is_dsn
-        from ragwright.stores.sqlite import SqliteStore
+        """Open (or create) the SQLite store at *path*, or the PostgreSQL store a ``postgresql://`` URI names
+        (:func:`ragwright.stores.open.open_store` has the schemes)."""
+        from ragwright.stores.open import open_store
 
-        if is_dsn(path):
-            from ragwright.stores.postgres import PostgresStore
-
-            pg = PostgresStore(str(path), collection=collection, keyword_analyzer=keyword_analyzer)
-            return cls(pg, embedder, **kwargs)
-        return cls(SqliteStore(path, collection=collection, keyword_analyzer=keyword_analyzer), embedder, **kwargs)
+        store = open_store(path, collection=collection, keyword_analyzer=keyword_analyzer)
+        try:
+            return cls(store, embedder, **kwargs)
+        except BaseException:
+            store.close()
+            raise
 
     # -- ingestion -------------------------------------------------------------------------------------
     async def aingest(
@@ -200,19 +202,41 @@ class Rag(RagAdmin):
         metadata: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         sync: bool | None = None,
+        cancel: threading.Event | None = None,
     ) -> IngestReport:
         """Ingest files, folders, JSONL corpora or :class:`Source` objects; returns the run's report.
 
         Unchanged documents are skipped without parsing or embedding. ``sync=True`` also removes the
-        documents once ingested from a listed folder/corpus that are no longer in it.
+        documents once ingested from a listed folder/corpus that are no longer in it. Setting *cancel*
+        stops the run early with what was written committed (``report.interrupted``); so does Ctrl-C
+        (the task cancelled), which then waits for the document in hand and re-raises.
         """
         resolved = _resolve_sources(sources)
         tenant = tenant if tenant is not None else self.identity.tenant
+        cancel = cancel if cancel is not None else threading.Event()
         total = IngestReport()
         for source in resolved:
-            report = await to_thread(
-                self.ingestion.run, source, tenant=tenant, acl=acl, metadata=metadata, progress=progress, sync=sync
+            if cancel.is_set():
+                total.interrupted = True
+                break
+            run = asyncio.ensure_future(
+                to_thread(
+                    self.ingestion.run,
+                    source,
+                    tenant=tenant,
+                    acl=acl,
+                    metadata=metadata,
+                    progress=progress,
+                    sync=sync,
+                    cancel=cancel,
+                )
             )
+            try:
+                report = await asyncio.shield(run)
+            except asyncio.CancelledError:
+                cancel.set()  # the thread stops after the document in hand: nothing runs on after we return
+                await asyncio.wait([run])
+                raise
             total.add(report)
         return total
 

@@ -15,6 +15,9 @@ from ragwright.models.embedders.base import Embedder
 from ragwright.options import ChunkingOptions
 from ragwright.stores.base import KeywordSearch, Store
 
+#: Documents whose chunks :meth:`RagAdmin.metadata_keys` reads when the registry does not list their keys.
+KEY_SAMPLE = 50
+
 
 class RagAdmin:
     """Mixed into :class:`~ragwright.rag.Rag`; uses its store, embedder and ``ingest``."""
@@ -63,6 +66,36 @@ class RagAdmin:
             for r in self.store.list_records(wanted)
             if embedding_model is None or r.embedding_model == embedding_model
         ]
+
+    def metadata_keys(self) -> list[str]:
+        """Every metadata key the indexed chunks carry (what a metadata filter can match on).
+
+        Ingestion records each document's keys in the registry (``_keys``); for documents ingested
+        before it did, the chunks of up to :data:`KEY_SAMPLE` of them are read instead."""
+        keys: set[str] = set()
+        unrecorded: list[str] = []
+        for record in self.store.list_records(DocumentStatus.INDEXED):
+            recorded = record.metadata.get("_keys")
+            if isinstance(recorded, list):
+                keys.update(str(k) for k in recorded)
+            else:
+                unrecorded.append(record.document_id)
+        for document_id in unrecorded[:KEY_SAMPLE]:
+            for chunk in self.store.document_chunks(document_id):
+                keys.update(chunk.metadata)
+        return sorted(keys)
+
+    def unknown_filter_keys(self, metadata_filter: Any) -> tuple[list[str], list[str]]:
+        """``(keys of the filter no indexed chunk has, the keys that exist)``; both empty when the filter
+        reads only existing keys (or the store holds no document)."""
+        from ragwright.model.filters import as_filter, filter_keys
+
+        wanted = filter_keys(as_filter(metadata_filter))
+        if not wanted:
+            return [], []
+        known = self.metadata_keys()
+        unknown = sorted(wanted - set(known))
+        return (unknown, known) if unknown and known else ([], [])
 
     def retry_failed(self, *, progress: ProgressCallback | None = None) -> IngestReport:
         """Ingest again every failed document whose source is a local file that still exists.

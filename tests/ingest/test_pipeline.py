@@ -1,3 +1,4 @@
+import time
 from pathlib import Path
 
 import pytest
@@ -5,6 +6,7 @@ import pytest
 from ragwright.chunk import StructuralChunker
 from ragwright.errors import ParseError
 from ragwright.model.records import DocumentStatus
+from ragwright.parse import markdown
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource, JsonlSource
 from ragwright.stores.sqlite import SqliteStore
@@ -191,7 +193,7 @@ def test_model_change_reprocesses(tmp_path: Path) -> None:
     Rag(store, HashingEmbedder()).ingest(docs)
     rec = store.get_record((docs / "a.md").resolve().as_posix())
     assert rec is not None and rec.embedding_model == "test/hashing"
-    assert rec.parser_version == "markdown/1" and rec.chunker_version.startswith(StructuralChunker.version)
+    assert rec.parser_version == markdown.VERSION and rec.chunker_version.startswith(StructuralChunker.version)
 
 
 def test_tenant_acl_and_metadata_reach_chunks(tmp_path: Path, rag: Rag) -> None:
@@ -306,3 +308,54 @@ def test_a_new_chunker_reuses_staged_and_parsed_documents(tmp_path: Path, hashin
     path.unlink()
     small.ingest(docs, sync=True)
     assert store.staged(rec.content_hash) is None  # pruned with the document
+
+
+class _Interrupting(BytesSource):
+    """Yields its documents; when it reaches the *at*-th it calls *interrupt* first (Ctrl-C mid-run) and
+    gives the signal a moment to arrive (as a person's Ctrl-C would, between two documents)."""
+
+    def __init__(self, documents: dict[str, bytes], at: int, interrupt: object, root: str | None = None) -> None:
+        super().__init__(documents, root=root)
+        self.at, self.interrupt = at, interrupt
+
+    def items(self):  # type: ignore[no-untyped-def]
+        for n, item in enumerate(super().items(), start=1):
+            if n == self.at:
+                self.interrupt()  # type: ignore[operator]
+                time.sleep(0.5)
+            yield item
+
+
+def _docs(n: int) -> dict[str, bytes]:
+    return {f"doc{i:02d}.md": f"# Note {i}\n\nthe text of note {i}".encode() for i in range(n)}
+
+
+def test_cancel_keeps_what_was_written_and_deletes_nothing(rag: Rag) -> None:
+    """Issue 22: Ctrl-C threw the finished documents away ("error: aborted")."""
+    import threading
+
+    everything = _docs(10)
+    assert rag.ingest(BytesSource(everything, root="mem")).added == 10
+    cancel = threading.Event()
+    fewer = {k: v + b" (edited)" for k, v in list(everything.items())[:6]}
+    report = rag.ingest(_Interrupting(fewer, 4, cancel.set, root="mem"), sync=True, cancel=cancel)
+    assert report.interrupted and report.to_dict()["interrupted"] is True
+    assert report.updated <= 3 and report.deleted == 0  # the 4 unlisted documents are not "missing"
+    assert len(rag.documents(status="indexed")) == 10 and rag.check() == []
+    again = rag.ingest(BytesSource(fewer, root="mem"))
+    assert again.updated + report.updated == 6 and not again.interrupted
+
+
+def test_ctrl_c_in_a_script_stops_the_run_and_leaves_nothing_running(rag: Rag) -> None:
+    """Ctrl-C (SIGINT in the main thread) cancels the sync call: the documents written stay, the
+    ingestion thread stops with it (nothing writes after the KeyboardInterrupt), and the store works."""
+    import os
+    import signal
+
+    with pytest.raises(KeyboardInterrupt):
+        rag.ingest(_Interrupting(_docs(12), 5, lambda: os.kill(os.getpid(), signal.SIGINT)))
+    written = len(rag.documents(status="indexed"))
+    assert written <= 4
+    time.sleep(0.5)
+    assert len(rag.documents(status="indexed")) == written  # no thread went on ingesting
+    assert rag.ingest(BytesSource(_docs(12))).added == 12 - written

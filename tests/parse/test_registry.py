@@ -1,11 +1,12 @@
-"""The format registry: dependencies checked before the worker."""
+"""The format registry: dependencies checked before the worker, per-file PDF passwords."""
 
 import sys
 from pathlib import Path
 
 import pytest
 
-from ragwright.errors import ParseError
+from ragwright.errors import ConfigError, ParseError
+from ragwright.options import ParseOptions
 from ragwright.parse import parse_bytes, registry
 
 
@@ -47,3 +48,18 @@ def test_every_parser_library_is_a_base_dependency() -> None:
         for _module, extra, _purpose in needs:
             assert names(extras[extra]) <= base, (fmt, extra)
     assert not names(extras["ocr"]) <= base  # OCR stays an extra
+
+
+def test_per_file_pdf_passwords(shared: Path) -> None:
+    folder = shared / "docs-corpus" / "pdf"
+    options = ParseOptions(pdf_passwords={"libreoffice-*.pdf": "openpassword", "password-example.pdf": "test"})
+    for name, start in (("libreoffice-writer-password.pdf", "Lorem ipsum"), ("password-example.pdf", "Backup4all")):
+        path = folder / name
+        doc = parse_bytes(str(path), path.read_bytes(), name_hint=name, source=path.as_uri(), options=options)
+        assert doc.text.startswith(start), name
+    assert options.password_for("/data/x/password-example.pdf") == "test"
+    assert options.password_for("/data/other.pdf") is None
+    assert ParseOptions(pdf_password="p", pdf_passwords=[("a.pdf", "q")]).password_for("/b.pdf") == "p"
+    assert "openpassword" not in repr(options)
+    with pytest.raises(ConfigError, match="pdf_passwords"):
+        ParseOptions(pdf_passwords={"a.pdf": 3})  # type: ignore[dict-item]

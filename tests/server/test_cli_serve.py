@@ -61,12 +61,24 @@ def test_serve_runs_the_app_over_the_store(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(uvicorn, "run", fake_run)
     store = tmp_path / "store.db"
     args = ("--embedder", "wordllama", "serve", "--store", str(store), "--host", "0.0.0.0", "--port", "8123")
-    result = run(*args, "--api-keys", str(config))
+    result = run(*args, "--api-keys", str(config), "--create")
     assert result.exit_code == 0, result.output
     assert seen["host"] == "0.0.0.0" and seen["port"] == 8123
     assert seen["health"]["auth"] == "api_key" and seen["anonymous"] == 401
     assert seen["status"]["tenant"] == "acme" and seen["status"]["documents"] == 0
     assert store.exists()
+
+
+def test_a_missing_store_is_refused_unless_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: `serve` in a folder without a store silently created an empty one."""
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: None)
+    monkeypatch.chdir(tmp_path)
+    result = run("--embedder", "wordllama", "serve")
+    assert result.exit_code == 2 and "no store at .ragwright/store.db" in result.stderr and "--create" in result.stderr
+    assert not (tmp_path / ".ragwright").exists()
+    result = run("--embedder", "wordllama", "serve", "--create")
+    assert result.exit_code == 0 and "creating an empty store" in result.stderr
+    assert (tmp_path / ".ragwright" / "store.db").is_file()
 
 
 def test_allow_host_adds_names_the_server_answers_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +91,7 @@ def test_allow_host_adds_names_the_server_answers_to(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(uvicorn, "run", fake_run)
     store = str(tmp_path / "store.db")
-    result = run("--embedder", "wordllama", "serve", "--store", store, "--allow-host", "rag.lan")
+    result = run("--embedder", "wordllama", "serve", "--store", store, "--allow-host", "rag.lan", "--create")
     assert result.exit_code == 0, result.output
     assert seen == {"rag.lan": 200, "rag.lan:8000": 200, "localhost:8000": 200, "evil.example": 400}
     bad = run("serve", "--store", store, "--allow-host", "evil.example/path")

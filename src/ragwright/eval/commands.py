@@ -45,7 +45,7 @@ def run_beir_eval(
     """Ingest (once) and evaluate *configs* on a BEIR dataset; returns (JSON payload, table text)."""
     from ragwright.rag import Rag
     from ragwright.sources import JsonlSource
-    from ragwright.stores.sqlite import SqliteStore
+    from ragwright.stores.open import open_store
 
     parsed = [parse_config(c) for c in configs] or [parse_config("dense")]
     names = [c.name for c in parsed]
@@ -53,7 +53,7 @@ def run_beir_eval(
         raise ConfigError(f"configs must be distinct, got {names}")
     data = load_beir(dataset_dir, split)
     path = store_path or eval_store_path(dataset_dir, embedder.name)
-    with Rag(SqliteStore(path, keyword_analyzer=keyword_analyzer), embedder) as rag:
+    with Rag(open_store(path, keyword_analyzer=keyword_analyzer), embedder) as rag:
         ingest = rag.ingest(JsonlSource(data.corpus_path), progress=progress)
         runs = [run_config(rag, data, c, depth=depth, limit=limit) for c in parsed]
     report = summarize(dataset_dir.name, split, runs)

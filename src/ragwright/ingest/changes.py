@@ -6,6 +6,9 @@ parent. It is unchanged when its parent is, and it goes only when its parent goe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import Store
 
@@ -37,3 +40,15 @@ def reconcile(store: Store, root: str, listed: set[str]) -> int:
             store.remove_document(rec.document_id)
             removed += 1
     return removed
+
+
+def update_access(store: Store, previous: DocumentRecord, access: tuple[str, tuple[str, ...]]) -> None:
+    """Give an unchanged document (and its children) a new tenant and ACL: chunks and records are
+    updated in place, nothing is parsed or embedded again (as ``Rag.update_acl``)."""
+    for document_id in (previous.document_id, *previous.metadata.get("_children", [])):
+        store.update_access(str(document_id), access[0], access[1])
+
+
+def metadata_keys(chunks: Sequence[Chunk]) -> list[str]:
+    """The metadata keys *chunks* carry (recorded per document: what a filter can match)."""
+    return sorted({key for chunk in chunks for key in chunk.metadata})

@@ -24,7 +24,7 @@ from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import ParseError, RagwrightError
 from ragwright.index.language import chunk_languages
-from ragwright.ingest.changes import children_intact, reconcile
+from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
@@ -117,8 +117,13 @@ class IngestPipeline:
         metadata: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
         sync: bool | None = None,
+        cancel: threading.Event | None = None,
     ) -> IngestReport:
+        """Ingest *source*. Setting *cancel* (Ctrl-C) stops the run early (``report.interrupted``): the
+        document being parsed is finished, the documents already written stay committed and the batch in
+        hand is written too; nothing new is read and nothing is deleted for being unlisted."""
         started = time.perf_counter()
+        cancelled = cancel.is_set if cancel is not None else (lambda: False)
         report = IngestReport()
         access = (tenant, normalize_acl(acl))
         user_meta = {k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS}
@@ -142,7 +147,7 @@ class IngestPipeline:
             try:
                 total = len(source)
                 for done, item in enumerate(source.items(), start=1):
-                    if stop.is_set():
+                    if stop.is_set() or cancelled():
                         return
                     listed.add(item.document_id)
                     for entry in self._prepare(item, source.root, access, user_meta, report, run_id):
@@ -165,6 +170,8 @@ class IngestPipeline:
                         if entry.error is not None:
                             raise entry.error
                         break
+                    if cancelled():
+                        break  # what waits in the queue is dropped; what is pending is written below
                     pending.append(entry)
                     if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
                         self._flush(pending, report)
@@ -173,6 +180,9 @@ class IngestPipeline:
             finally:
                 stop.set()
                 producer.join()
+            if cancelled():
+                report.interrupted = True
+                return report
             for path, reason in getattr(source, "skipped", ()):  # what the source listed but refused to offer
                 report.skipped.append(IngestFailure(str(path), "list", str(reason)))
             if source.root is not None and (self.options.delete_missing if sync is None else sync):
@@ -183,7 +193,7 @@ class IngestPipeline:
             # Every record this run wrote refers to what it needs: its leases go, and only what no record
             # refers to (and no other run in flight has leased) is pruned.
             self._release(run_id)
-        report.seconds = time.perf_counter() - started
+            report.seconds = time.perf_counter() - started
         return report
 
     # -- per document --------------------------------------------------------------------------------
@@ -241,11 +251,14 @@ class IngestPipeline:
                 previous is not None
                 and previous.status is DocumentStatus.INDEXED
                 and previous.pipeline_key() == record.pipeline_key()
-                and (previous.tenant, previous.acl) == access
                 and user_metadata(previous.metadata) == record.metadata
                 and children_intact(self.store, previous)
             ):
-                report.unchanged += 1
+                if (previous.tenant, previous.acl) == access:
+                    report.unchanged += 1
+                else:  # only who may see it changed (new --tenant/--groups): no parse, no embedding
+                    update_access(self.store, previous, access)
+                    report.access_updated += 1
                 return []
             stage = "parse"
             with report.timed("parse"):
@@ -267,6 +280,7 @@ class IngestPipeline:
         child_ids = [child.id for child, child_chunks in children if child_chunks]
         meta = {
             **record.metadata,
+            "_keys": metadata_keys(chunks),  # what a filter can match (Rag.metadata_keys)
             "_children": child_ids,
             "_warnings": list(document.warnings),
             "_name": item.name_hint,  # a reindex parses staged bytes with the same hint …
@@ -286,7 +300,13 @@ class IngestPipeline:
                 title=child.title,
                 chunk_count=len(child_chunks),
                 created_at=child_previous.created_at if child_previous else record.created_at,
-                metadata={**record.metadata, "_children": [], "_parent": doc_id, "_warnings": list(child.warnings)},
+                metadata={
+                    **record.metadata,
+                    "_keys": metadata_keys(child_chunks),
+                    "_children": [],
+                    "_parent": doc_id,
+                    "_warnings": list(child.warnings),
+                },
             )
             pending.append(self._pending(child_record, child_chunks, _existed(child_previous)))
         stale = set(previous.metadata.get("_children", [])) - set(child_ids) if previous else set()

@@ -29,6 +29,8 @@ class IngestReport:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    #: Unchanged documents whose tenant or ACL changed: updated in place, not parsed or embedded again.
+    access_updated: int = 0
     deleted: int = 0
     failed: list[IngestFailure] = field(default_factory=list)
     #: Files a source listed but refused (stage ``list``: a link outside the folder …); nothing recorded.
@@ -41,6 +43,8 @@ class IngestReport:
     #: DOCX/PPTX runs and shapes, hidden slides and sheets, unreadable cells, PDF text objects.
     hidden_elements: int = 0
     seconds: float = 0.0
+    #: The run was stopped early (Ctrl-C, ``cancel``): the documents counted were written, the rest not read.
+    interrupted: bool = False
     stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     @contextmanager
@@ -56,6 +60,7 @@ class IngestReport:
         self.added += other.added
         self.updated += other.updated
         self.unchanged += other.unchanged
+        self.access_updated += other.access_updated
         self.deleted += other.deleted
         self.failed.extend(other.failed)
         self.skipped.extend(other.skipped)
@@ -65,6 +70,7 @@ class IngestReport:
         self.ocr_pages += other.ocr_pages
         self.hidden_elements += other.hidden_elements
         self.seconds += other.seconds
+        self.interrupted = self.interrupted or other.interrupted
         for stage, secs in other.stage_seconds.items():
             self.stage_seconds[stage] += secs
 
@@ -73,6 +79,7 @@ class IngestReport:
             "added": self.added,
             "updated": self.updated,
             "unchanged": self.unchanged,
+            "access_updated": self.access_updated,
             "deleted": self.deleted,
             "failed": [f.to_dict() for f in self.failed],
             "skipped": [f.to_dict() for f in self.skipped],
@@ -83,4 +90,5 @@ class IngestReport:
             "ocr_pages": self.ocr_pages,
             "hidden_elements": self.hidden_elements,
             "stage_seconds": {k: round(v, 3) for k, v in sorted(self.stage_seconds.items())},
+            "interrupted": self.interrupted,
         }

@@ -119,6 +119,17 @@ def as_filter(value: FilterLike) -> Filter | None:
     raise TypeError(f"a metadata filter must be a mapping or a filter, got {type(value).__name__}")
 
 
+def filter_keys(flt: Filter | None) -> set[str]:
+    """Every metadata key *flt* reads."""
+    if flt is None:
+        return set()
+    if isinstance(flt, And | Or):
+        return set().union(*(filter_keys(c) for c in flt.clauses))
+    if isinstance(flt, Not):
+        return filter_keys(flt.clause)
+    return {flt.key}
+
+
 def filter_size(flt: Filter | None) -> int:
     """The number of leaf comparisons in *flt* (an ``In`` counts one per value): what a backend's
     translation grows with (SQLite refuses an expression tree deeper than 1000)."""

@@ -133,12 +133,17 @@ def _open(pdfium: Any, data: bytes, password: str | None) -> Any:
         if code != _ERR_PASSWORD:
             raise ParseError(f"corrupt PDF: {_ERR_REASONS.get(code or 1, str(exc))}") from exc
     if password is None:
-        raise ParseError("encrypted: the PDF is password-protected; pass ParseOptions(pdf_password=...)")
+        raise ParseError(
+            "encrypted: the PDF is password-protected; give its password (ragwright ingest --password / "
+            "--passwords FILE, or ParseOptions(pdf_password=...) / pdf_passwords={pattern: password})"
+        )
     try:
         return pdfium.PdfDocument(data, password=password)
     except pdfium.PdfiumError as exc:
         if getattr(exc, "err_code", None) == _ERR_PASSWORD:
-            raise ParseError("encrypted: the password in ParseOptions(pdf_password=...) is wrong for this PDF") from exc
+            raise ParseError(
+                "encrypted: the password given (--password / ParseOptions.pdf_password) is wrong for this PDF"
+            ) from exc
         raise ParseError(f"corrupt PDF: {exc}") from exc
 
 

@@ -9,6 +9,7 @@ clear error naming the extra that brings it, never a crash of the worker.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from typing import Any, Final
@@ -133,6 +134,9 @@ def parse_bytes(
     missing = missing_dependency(fmt)
     if missing is not None:  # before the worker: its import error would otherwise be all we learn
         raise ParseError(str(missing)) from missing
+    if fmt == "pdf" and options.pdf_passwords:
+        password = options.password_for(source or document_id, name_hint)
+        options = dataclasses.replace(options, pdf_password=password, pdf_passwords=())
     try:
         if options.isolate and fmt not in _IN_PROCESS:
             doc = _isolated(fmt, document_id, data, name_hint, source, options)

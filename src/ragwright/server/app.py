@@ -59,10 +59,10 @@ def _config(config: "ServerConfig | Mapping[str, Any] | str | Path | None") -> S
 def _open_rag(path: "str | Path") -> "Rag":
     from ragwright.models.embedders import load_embedder
     from ragwright.rag import Rag
-    from ragwright.stores.sqlite import SqliteStore
+    from ragwright.stores.open import open_store
 
-    store = SqliteStore(path)
-    bound = store.embedding_model
+    store = open_store(path)
+    bound = getattr(store, "embedding_model", None)
     try:
         return Rag(store, load_embedder("wordllama" if bound and bound[0].startswith("wordllama") else "default"))
     except BaseException:

@@ -1,0 +1,167 @@
+"""``ragwright ingest``: files, folders and corpora into the store, with progress, passwords and Ctrl-C.
+
+Exit status: 0 when every document succeeded, 1 when one failed (each listed with its reason, then a
+one-line summary), 130 after Ctrl-C (the documents finished before it stay committed; running the
+same command again picks up the rest, unchanged documents being skipped). A second Ctrl-C stops at once.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragwright.cli_common import State, command, parse_filters, split_groups
+from ragwright.cli_output import one_line, print_ingest
+from ragwright.errors import ConfigError
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--tenant", default=None, help="Tenant of the ingested documents.")
+@click.option("--acl", multiple=True, help="ACL group allowed to see them (repeatable; default: public).")
+@click.option("--groups", "acl_groups", default=None, help="Comma-separated ACL groups (same as repeating --acl).")
+@click.option("--meta", multiple=True, help="key=value metadata for every document (repeatable).")
+@click.option("--sync", is_flag=True, help="Also remove documents that disappeared from the given folders/corpora.")
+@click.option("--retry-failed", is_flag=True, help="Ingest again the documents that failed before.")
+@click.option("--allow-http", is_flag=True, help="Allow http(s):// URLs among PATHS (fetched, size- and time-bounded).")
+@click.option(
+    "--follow-symlinks", is_flag=True, help="Follow a folder's links to files outside it (refused by default)."
+)
+@click.option(
+    "--password",
+    default=None,
+    envvar="RAGWRIGHT_PDF_PASSWORD",
+    help="Password tried on encrypted PDFs (env RAGWRIGHT_PDF_PASSWORD keeps it out of the process list).",
+)
+@click.option(
+    "--passwords",
+    "password_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help='JSON file of per-file PDF passwords: {"name.pdf" or "path" or "glob*.pdf": "password"}; '
+    "the first matching pattern wins, then --password.",
+)
+@command
+def ingest(
+    state: State,
+    paths: tuple[str, ...],
+    tenant: str | None,
+    acl: tuple[str, ...],
+    acl_groups: str | None,
+    meta: tuple[str, ...],
+    sync: bool,
+    retry_failed: bool,
+    allow_http: bool,
+    follow_symlinks: bool,
+    password: str | None,
+    password_file: Path | None,
+) -> None:
+    """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped). Exit status 1 when
+    a document failed (each is listed with its reason, and kept by `ragwright status`); Ctrl-C keeps
+    the documents already written."""
+    from ragwright.ingest import IngestReport
+    from ragwright.sources import open_source
+
+    if not paths and not retry_failed:
+        raise ConfigError("nothing to ingest: give at least one file or folder (or --retry-failed)")
+    options = ingest_options(password, password_file)
+    # Refuse a bad path before any write.
+    sources = [open_source(p, allow_http=allow_http, follow_symlinks=follow_symlinks) for p in paths]
+    empty = [p for p, s in zip(paths, sources, strict=True) if len(s) == 0]
+    access = [*acl, *split_groups(acl_groups)] or None
+    with state.open(must_exist=retry_failed and not paths, ingest_options=options) as rag, interruptible() as cancel:
+        report = IngestReport()
+        if sources:
+            report.add(_ingest_with_progress(state, rag, sources, tenant, access, parse_filters(meta), sync, cancel))
+        if retry_failed and not report.interrupted:
+            report.add(rag.retry_failed())
+    for path in empty:
+        click.echo(f"note: {one_line(path)} holds no file to ingest (empty, or every file excluded)", err=True)
+    state.emit(report.to_dict(), lambda: print_ingest(report))
+    if report.interrupted:
+        click.echo(
+            f"interrupted: {report.added + report.updated} documents written before Ctrl-C were kept "
+            f"({report.added} added, {report.updated} updated); run the same command again to ingest the rest",
+            err=True,
+        )
+        sys.exit(130)
+    if report.failed:
+        sys.exit(1)  # a script sees that something failed (the summary line said what)
+
+
+def ingest_options(password: str | None, password_file: Path | None) -> Any:
+    """The ingestion options the flags ask for (``None``: the defaults)."""
+    if password is None and password_file is None:
+        return None
+    from ragwright.options import IngestOptions, ParseOptions
+
+    passwords: Any = ()
+    if password_file is not None:
+        try:
+            passwords = json.loads(password_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--passwords {password_file}: not a readable JSON file ({exc})") from None
+        if not isinstance(passwords, dict):
+            raise ConfigError(f'--passwords {password_file}: expected a JSON object {{"pattern": "password"}}')
+    return IngestOptions(parse=ParseOptions(pdf_password=password or None, pdf_passwords=passwords))
+
+
+@contextmanager
+def interruptible() -> Iterator[threading.Event]:
+    """An event set by the first Ctrl-C (the run finishes the document in hand and stops); the second
+    raises ``KeyboardInterrupt`` as usual. Outside the main thread, just an event."""
+    cancel = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        click.echo("\nstopping after the document in hand (Ctrl-C again to stop at once)…", err=True)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ingest_with_progress(
+    state: State,
+    rag: Any,
+    sources: list[Any],
+    tenant: str | None,
+    acl: list[str] | None,
+    meta: dict[str, Any] | None,
+    sync: bool,
+    cancel: threading.Event,
+) -> Any:
+    if state.as_json or not sys.stderr.isatty():  # the bar is for a person at a terminal, on stderr
+        return rag.ingest(sources, tenant=tenant, acl=acl, metadata=meta, sync=sync, cancel=cancel)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("ingesting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task("ingest", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return rag.ingest(sources, tenant=tenant, acl=acl, metadata=meta, progress=progress, sync=sync, cancel=cancel)

@@ -56,6 +56,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"y" * 5000)
             return
+        if self.path == "/dated":
+            body = b"# Dated\n\na page the server says was modified in 2015\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT")
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.path not in PAGES:
             self.send_error(404, "Not Found")
             return
@@ -175,3 +183,14 @@ def test_the_ingestion_size_limit_caps_downloads_too(tmp_path: Path, server: str
     reasons = {f.document.rsplit("/", 1)[-1]: f.reason for f in report.failed}
     assert "5,000 bytes, over the limit of 1,000" in reasons["big"]  # from Content-Length, body unread
     assert "over the limit of 1,000 bytes (streamed" in reasons["chunked-big"]
+
+
+def test_last_modified_dates_the_page(tmp_path: Path, server: str) -> None:
+    """Issue 22 item 5: HTTP Last-Modified becomes updated_at, recorded as such, for time decay."""
+    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder())
+    assert rag.ingest(UrlSource([f"{server}/dated", f"{server}/page"])).added == 2
+    (dated,) = rag.store.document_chunks(f"{server}/dated")
+    assert dated.metadata["updated_at"] == "2015-10-21T07:28:00+00:00"
+    assert dated.metadata["updated_at_source"] == "http_last_modified"
+    (undated,) = rag.store.document_chunks(f"{server}/page")
+    assert "updated_at" not in undated.metadata and "created_at" not in undated.metadata  # never made up

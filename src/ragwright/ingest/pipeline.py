@@ -18,13 +18,14 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from queue import Full, Queue
-from typing import Any, Protocol
+from typing import Any
 
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import ParseError, RagwrightError
-from ragwright.index.language import chunk_languages
 from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
+from ragwright.ingest.chunking import Chunker, chunk_document
+from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
@@ -47,15 +48,6 @@ ProgressCallback = Callable[[int, int], None]
 #: Called after each flush with the documents just written (tag indexing …); failures are logged.
 IngestHook = Callable[[Sequence[tuple[DocumentRecord, Sequence[Chunk]]]], None]
 RECORD_PARSER_VERSION = "record/1"
-
-
-class Chunker(Protocol):
-    """What the pipeline needs of a chunker (see :class:`~ragwright.chunk.StructuralChunker`)."""
-
-    @property
-    def version(self) -> str: ...
-
-    def chunk(self, document: Document) -> list[Chunk]: ...
 
 
 @dataclass
@@ -126,7 +118,11 @@ class IngestPipeline:
         cancelled = cancel.is_set if cancel is not None else (lambda: False)
         report = IngestReport()
         access = (tenant, normalize_acl(acl))
-        user_meta = {k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS}
+        # The caller's dates are kept (checked: a value that is no date is refused); other reserved keys not.
+        user_meta = {
+            **{k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS},
+            **caller_dates(metadata),
+        }
         self.store.bind_embedder(self.embedder.name, self.embedder.dimension)
         bind = getattr(source, "bind_registry", None)  # URL sources ask conditionally for known pages
         if callable(bind):
@@ -270,8 +266,10 @@ class IngestPipeline:
                     self.store.cache_parsed(record.content_hash, record.parser_version, loaded)
             stage = "chunk"
             with report.timed("chunk"):
-                chunks = self._chunks(document, item, access, user_meta)
-                children = [(child, self._chunks(child, item, access, user_meta)) for child in document.children]
+                chunks = chunk_document(self.chunker, document, item, access, user_meta)
+                children = [
+                    (child, chunk_document(self.chunker, child, item, access, user_meta)) for child in document.children
+                ]
             if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
@@ -349,35 +347,6 @@ class IngestPipeline:
             report.ocr_pages += int(doc.metadata.get("ocr_pages") or 0)
             report.hidden_elements += int(doc.metadata.get("hidden_elements") or 0)
         return document
-
-    def _chunks(
-        self, document: Document, item: SourceItem, access: tuple[str, tuple[str, ...]], user_meta: dict[str, Any]
-    ) -> list[Chunk]:
-        doc_meta = {
-            k: v for k, v in normalize_metadata(document.metadata, strict=False).items() if k not in RESERVED_KEYS
-        }
-        base: dict[str, Any] = {**normalize_metadata(item.metadata), **doc_meta, **user_meta}
-        for key in ("created_at", "updated_at"):
-            if key in document.metadata:
-                base[key] = normalize_metadata({key: document.metadata[key]}, strict=False).get(key)
-        if document.title:
-            base["title"] = document.title
-        parent = document.id.rsplit("/", 1)[0] if document.id != item.document_id else None
-        if parent is not None:
-            base["parent_document_id"] = item.document_id
-        out = []
-        chunks = self.chunker.chunk(document)
-        # The language each chunk is written in (seed 003 §1): what BM25 stems it with, and a filter key.
-        # Metadata that already names one (the user's, the source's or the parser's) is kept.
-        detected: list[str | None] = (
-            [None] * len(chunks) if "language" in base else chunk_languages([c.text for c in chunks])
-        )
-        for c, language in zip(chunks, detected, strict=True):
-            meta = {**base, **c.metadata}
-            if language is not None and "language" not in meta:
-                meta["language"] = language
-            out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
-        return out
 
     # -- batched embedding + indexing ------------------------------------------------------------------
     def _flush(self, pending: list[_Pending], report: IngestReport) -> None:

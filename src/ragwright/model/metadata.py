@@ -26,6 +26,8 @@ RESERVED_KEYS: Final = frozenset(
         "heading_breadcrumb",
         "created_at",
         "updated_at",
+        "created_at_source",
+        "updated_at_source",
         "source",
         "title",
         "document_id",

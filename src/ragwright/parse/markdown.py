@@ -7,13 +7,19 @@ at headings and never split a table, list or code block.
 from __future__ import annotations
 
 import re
-from typing import Any
+from datetime import date, datetime
+from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
 
-VERSION = "markdown/1"
+VERSION = "markdown/2"  # 2: front-matter dates (unquoted ones too) as created_at / updated_at
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(\n|\Z)", re.DOTALL)
+#: Front-matter keys of static site generators and blogs that name a page's dates.
+_DATE_ALIASES: Final = {
+    "created_at": frozenset({"date", "created", "published", "publishdate", "pubdate", "date_created"}),
+    "updated_at": frozenset({"updated", "modified", "lastmod", "last_modified", "datemodified", "date_modified"}),
+}
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -28,7 +34,17 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     if not isinstance(data, dict):
         return {}, text
-    meta = {str(k): v for k, v in data.items() if isinstance(v, str | int | float | bool)}
+    meta: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, datetime | date):  # an unquoted date: YAML reads it as a date, not a string
+            value = value.isoformat()
+        if isinstance(value, str | int | float | bool):
+            meta[str(key)] = value
+    for target, aliases in _DATE_ALIASES.items():  # `date:` / `lastmod:` are what time decay reads
+        if target not in meta:
+            found = next((meta[k] for k in meta if k.lower() in aliases and isinstance(meta[k], str)), None)
+            if found is not None:
+                meta[target] = found
     return meta, text[match.end() :]
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import fnmatch
 import logging
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ragwright.errors import ConfigError, ParseError
 from ragwright.sources.base import SourceItem
@@ -28,8 +30,12 @@ def _item(path: Path, inside: Path | None = None) -> SourceItem:
     With *inside*, loading refuses a file that resolves outside that folder now (a link planted after
     the listing)."""
     resolved = path.resolve()
+    metadata: dict[str, Any] = {"file_name": resolved.name}
     try:
-        size: int | None = resolved.stat().st_size
+        stat = resolved.stat()
+        size: int | None = stat.st_size
+        # The file's modification time: the date time decay falls back on (ingest.dates, "file_mtime").
+        metadata["file_mtime"] = datetime.fromtimestamp(stat.st_mtime, tz=UTC).isoformat()
     except OSError:
         size = None  # loading reports why the file cannot be read
 
@@ -49,7 +55,7 @@ def _item(path: Path, inside: Path | None = None) -> SourceItem:
         uri=resolved.as_uri(),
         load=load,
         name_hint=resolved.name,
-        metadata={"file_name": resolved.name},
+        metadata=metadata,
         size=size,
     )
 

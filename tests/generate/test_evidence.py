@@ -76,3 +76,10 @@ def test_embedding_cache_embeds_each_text_once() -> None:
     again = cache.vectors(emb, ["d e f", "a b c", "g h i"])
     assert calls == [2, 1]
     assert (again[0] == first[1]).all() and (again[1] == first[0]).all()
+
+
+def test_a_table_row_keeps_the_line_before_its_table_as_context() -> None:
+    from ragwright.generate.evidence import pieces_in_context
+
+    text = "Things a duck could eat:\n\n| | Food |\n| --- | --- |\n| Leaves | Ash, Elm |"
+    assert pieces_in_context(text) == [("row", "Leaves; Food: Ash, Elm", "Things a duck could eat:")]

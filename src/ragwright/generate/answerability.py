@@ -298,7 +298,7 @@ def unit_features(ev: Evidence, i: int) -> dict[str, float]:
     return {
         "cos": ev.cosines[i],
         "cos_gap": ev.cosines[i] - best_cos,
-        "window_cos": max(ev.cosines[j] for j in ev.window(i)),
+        "window_cos": ev.window_cos(i),
         "cov": ev.coverage[i],
         "cov_window": ev.window_coverage[i],
         "key_cov": coverage(keys, ev.stems[i]) if keys else 1.0,
@@ -369,7 +369,7 @@ def answer_features(ev: Evidence, results: Sequence[SearchResult]) -> dict[str, 
     x["antonym_swap"] = float(bool(swapped_terms(all_stems(q.text), all_stems(ev.units[best].text))))
     x["type_hit"] = float(ev.type_hits[best] > 0)
     x["type_window"] = float(ev.window_type_hits[best] > 0)
-    x["window_cos"] = max(ev.cosines[j] for j in ev.window(best))
+    x["window_cos"] = ev.window_cos(best)
     x["new_words"] = math.log1p(len(ev.stems[best] - terms))
     unit = ev.stems[best]
     x["bigram_unit"] = ev.bigram_cover(best)

@@ -58,6 +58,7 @@ class Unit:
     index: int
     text: str
     kind: str = "sentence"
+    context: str = ""  # a table row's lead-in, caption or heading (matched, never quoted)
 
 
 def _cells(row: str) -> list[str]:
@@ -92,14 +93,24 @@ def pieces(text: str) -> list[tuple[str, str]]:
 
     Headings, title-like lines, navigation and link-only lines are dropped.
     """
+    return [(kind, piece) for kind, piece, _ in pieces_in_context(text)]
+
+
+def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
+    """:func:`pieces` with each table row's context: the line just before its table (a lead-in such as
+    "Here are some things a duck could eat:", a caption or a heading), which says what the rows are."""
     lines = text.split("\n")
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     header: list[str] | None = None
     merging = False
+    before = ""  # the last line outside a table
+    context = ""
     for i, raw in enumerate(lines):
         line = raw.strip()
         if not line.startswith("|"):
             header = None
+            if line:
+                before = clean_inline(_HEADING.sub("", line))
             if not line or _HEADING.match(line):
                 continue
             was_item = bool(_LIST_MARK.match(line))
@@ -107,14 +118,14 @@ def pieces(text: str) -> list[tuple[str, str]]:
             if not line or is_navigation(line):
                 continue
             if _RECORD.match(line):  # a spreadsheet row written as "Header: value; …"
-                out.append(("row", line))
+                out.append(("row", line, ""))
                 continue
             if not was_item and (is_title_like(line) or (_CAPTION.match(line) and len(line.split()) <= 8)):
                 continue  # a title, label or short caption ("Table 1: EU Countries Information")
             for sentence in sentences(line):
                 # a lead-in ("… could eat:") announces what follows; it answers nothing itself
                 if not is_navigation(sentence) and not sentence.endswith(":"):
-                    out.append(("sentence", sentence))
+                    out.append(("sentence", sentence, ""))
             continue
         if _TABLE_RULE.match(line):
             continue
@@ -123,21 +134,30 @@ def pieces(text: str) -> list[tuple[str, str]]:
             if _TABLE_RULE.match(nxt):
                 header = [clean_inline(c) for c in _cells(line)]
                 merging = True
+                context = before
                 continue
+            context = before
             header = []
         cells = [clean_inline(c) for c in _cells(line)]
         if any(is_navigation(c) for c in cells):
             continue  # a table-of-contents row
-        if merging and header and len(cells) == len(header) and not any(ch.isdigit() for c in cells for ch in c):
-            # a second header row (no numbers yet): "TEDs" over "simple | complex" reads "TEDs simple"
+        if (
+            merging
+            and header
+            and len(cells) == len(header)
+            and not any(ch.isdigit() for c in cells for ch in c)
+            and ("" in cells or 2 * sum(not h for h in header) > len(header))
+        ):
+            # a second header row (no numbers, and gaps in it or a mostly empty first row):
+            # "TEDs" over "simple | complex" reads "TEDs simple"
             header = [f"{h} {c}".strip() for h, c in zip(header, cells, strict=True)]
             continue
         merging = False
         if header and len(header) == len(cells):
             pairs = [(h, c) for h, c in zip(header, cells, strict=True) if c]
-            out.append(("row", "; ".join(f"{h}: {c}" if h else c for h, c in pairs)))
+            out.append(("row", "; ".join(f"{h}: {c}" if h else c for h, c in pairs), context))
         else:
-            out.append(("row", " | ".join(c for c in cells if c)))
+            out.append(("row", " | ".join(c for c in cells if c), context))
     return out
 
 
@@ -145,8 +165,8 @@ def units_of(results: Sequence[SearchResult]) -> list[Unit]:
     """The candidate units of every source, each source's in order (short fragments dropped)."""
     units: list[Unit] = []
     for n, result in enumerate(results, start=1):
-        kept = [(k, p) for k, p in pieces(result.chunk.text) if k == "row" or _long_enough(p)]
-        units.extend(Unit(n, i, p, k) for i, (k, p) in enumerate(kept[:MAX_UNITS_PER_SOURCE]))
+        kept = [(k, p, c) for k, p, c in pieces_in_context(result.chunk.text) if k == "row" or _long_enough(p)]
+        units.extend(Unit(n, i, p, k, c) for i, (k, p, c) in enumerate(kept[:MAX_UNITS_PER_SOURCE]))
     return units
 
 
@@ -195,6 +215,7 @@ class Evidence:
     question: Question
     units: list[Unit]
     cosines: list[float]
+    context_cosines: list[float]
     sequences: list[list[str]]
     stems: list[frozenset[str]]
     window_stems: list[frozenset[str]]
@@ -215,6 +236,10 @@ class Evidence:
         """Unit *i* with its neighbours in the same source."""
         u = self.units[i]
         return [j for j in (i - 1, i, i + 1) if 0 <= j < len(self.units) and self.units[j].source == u.source]
+
+    def window_cos(self, i: int) -> float:
+        """The best similarity around unit *i*: its neighbours' and, for a table row, its table's context."""
+        return max([self.cosines[j] for j in self.window(i)] + [self.context_cosines[i]])
 
     def bigram_cover(self, i: int) -> float:
         """The fraction of the question's neighbouring term pairs that stand within 3 terms of each other
@@ -252,13 +277,19 @@ def gather(
     window_stems: list[frozenset[str]] = []
     for i, u in enumerate(units):
         near = [stems[j] for j in (i - 1, i, i + 1) if 0 <= j < len(units) and units[j].source == u.source]
+        if u.context:
+            near.append(frozenset(content_stems(u.context)))
         window_stems.append(frozenset().union(*near))
+    contexts = list(dict.fromkeys(u.context for u in units if u.context))
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)
-        matrix = (cache or EmbeddingCache()).vectors(embedder, [u.text for u in units])
-        cosines = [float(x) for x in matrix @ qvec]
+        matrix = (cache or EmbeddingCache()).vectors(embedder, [u.text for u in units] + contexts)
+        scores = [float(x) for x in matrix @ qvec]
+        cosines = scores[: len(units)]
+        by_context = dict(zip(contexts, scores[len(units) :], strict=True))
+        context_cos = [by_context.get(u.context, -1.0) for u in units]
     else:
-        cosines = []
+        cosines, context_cos = [], []
     type_hits = [len(new_type_spans(question, u.text)) for u in units]
     window_type = []
     for i, u in enumerate(units):
@@ -268,6 +299,7 @@ def gather(
         question=question,
         units=units,
         cosines=cosines,
+        context_cosines=context_cos,
         sequences=seqs,
         stems=stems,
         window_stems=window_stems,

@@ -100,7 +100,8 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
             r"\bhow (?:many|much|long|old|far|big|large|tall|high|deep|wide|heavy|often|fast)\b|"
             r"\bwhat (?:percentage|percent|proportion|number|amount|fraction|size|population|age|price|"
             r"cost|length|distance|temperature|speed|rate)\b|"
-            r"\bwhat (?:is|was|are|were) the (?:\w+ ){0,2}(?:population|number|amount|size|total|count)\b",
+            r"\bwhat (?:is|was|are|were) the (?:\w+ ){0,2}(?:population|number|amount|size|total|count)\b|"
+            r"\bwhat (?:is |was |are |were )?(?:the )?(?:\w+ ){0,2}(?:score|value|ratio|rate|percentage|efficiency)\b",
             re.I,
         ),
         "number",

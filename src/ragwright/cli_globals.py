@@ -36,11 +36,12 @@ GLOBAL_OPTIONS: Final[tuple[tuple[str, tuple[str, ...], dict[str, Any]], ...]] =
         "analyzer",
         ("--keyword-analyzer",),
         {
-            "type": click.Choice(["auto", "default", "english"]),
+            "type": click.Choice(["auto", "fuzzy", "default", "english"]),
             "default": "auto",
             "show_default": True,
             "help": "BM25 analyzer: auto (each text's own language: stop words, Snowball stems, identifiers "
-            "kept whole), default (language-neutral words + CJK bigrams) or english.",
+            "kept whole), fuzzy (auto + character trigrams: OCR'd or misspelled text), default "
+            "(language-neutral words + CJK bigrams) or english.",
         },
     ),
     (

@@ -41,7 +41,7 @@ def _model() -> Any:
                 try:
                     langid: Any = importlib.import_module("py3langid.langid")
                 except ImportError as exc:  # pragma: no cover - a base dependency
-                    raise MissingDependencyError("py3langid", "base", "language detection") from exc
+                    raise MissingDependencyError("py3langid", "", "language detection") from exc
                 _identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
     return _identifier
 

@@ -52,7 +52,11 @@ def test_answerable_question_is_answered_with_a_valid_citation(rag: Rag) -> None
 def test_unanswerable_question_declines(rag: Rag) -> None:
     response = rag.ask("What is the name of the company's chief executive officer?")
     assert response.declined, response.answer
-    assert response.decline_reason == "model_insufficient_context"
+    # The answerability gate declines before generating when the evidence does not answer (issue 20) …
+    assert response.decline_reason.startswith("answerability_") and response.usage.get("llm_calls", 0) == 0
+    # … and without the gate the model itself declines.
+    ungated = rag.ask("What is the name of the company's chief executive officer?", answerability="off")
+    assert ungated.declined and ungated.decline_reason == "model_insufficient_context", ungated.answer
 
 
 @pytest.mark.slow

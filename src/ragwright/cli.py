@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from ragwright.cli_common import State, caller, command, parse_filters, reader_gone, warn_unknown_filter_keys
+from ragwright.cli_config import config_group, switch_flags
 from ragwright.cli_globals import accept_after, top_level
 from ragwright.cli_output import (
     flat,
@@ -23,25 +24,19 @@ from ragwright.cli_output import (
     safe_text,
 )
 from ragwright.errors import ConfigError
-from ragwright.options import PRESETS
 
 
 def retrieval_flags(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The retrieval flags ``search`` and ``ask`` share: --top-k, --min-score, --filter, --mode."""
+    """The per-call flags ``search`` and ``ask`` share besides the switches: --filter, --tenant, --groups."""
     for option in reversed(
         (
-            click.option("--top-k", type=int, default=5, show_default=True),
-            click.option("--min-score", type=float, default=0.0, show_default=True),
             click.option("--filter", "filters", multiple=True, help="key=value metadata filter (repeatable, AND)."),
-            click.option("--tenant", default=None, help="The caller's tenant (default: 'default')."),
-            click.option("--groups", default=None, help="The caller's comma-separated ACL groups."),
             click.option(
-                "--mode",
-                type=click.Choice(list(PRESETS)),
-                default="hybrid",
-                show_default=True,
-                help="Search arms: dense + BM25 fused with RRF, dense only, or BM25 only.",
+                "--tenant",
+                default=None,
+                help="The caller's tenant (default: [identity] in ragwright.toml, else 'default').",
             ),
+            click.option("--groups", default=None, help="The caller's comma-separated ACL groups."),
         )
     ):
         func = option(func)
@@ -84,36 +79,38 @@ def main(
     reranker: str | None,
     llm: str | None,
     sparse: str | None,
+    config: str | None,
 ) -> None:
     """ragwright: ingest documents, search them, and ask questions with cited answers.
 
     The options below are global: each may also come after the command
     (`ragwright search "x" --json`, `ragwright ingest docs/ --store s.db`).
     """
-    ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker, llm, sparse)
+    ctx.obj = State(store, as_json, debug, embedder, analyzer, reranker, llm, sparse, config)
 
 
 @main.command()
 @click.argument("query")
 @retrieval_flags
+@switch_flags("search")
 @command
 def search(
     state: State,
     query: str,
-    top_k: int,
-    min_score: float,
     filters: tuple[str, ...],
     tenant: str | None,
     groups: str | None,
-    mode: str,
+    switches: dict[str, Any],
 ) -> None:
-    """Search the store and print the best chunks, as the caller --tenant/--groups (public content otherwise)."""
-    from ragwright.options import RetrievalOptions
+    """Search the store and print the best chunks, as the caller --tenant/--groups (public content otherwise).
 
-    options = RetrievalOptions(
-        top_k=top_k, min_score=min_score, metadata_filter=parse_filters(filters), **PRESETS[mode]
-    )
-    with state.open(must_exist=True) as rag:
+    The switches (--hyde, --rerank, --tags, --time-decay, --mmr …) turn capabilities on or off for this
+    call, over ragwright.toml; `ragwright config show` with the same flags shows what they set."""
+    settings = state.effective(switches)
+    options = settings.retrieval
+    if filters:
+        options = options.merged(metadata_filter=parse_filters(filters))
+    with state.open(must_exist=True, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
         results = rag.search(query, options, identity=caller(tenant, groups))
     state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
@@ -123,38 +120,30 @@ def search(
 @click.argument("question")
 @retrieval_flags
 @click.option("--show-prompt", is_flag=True, help="Print the exact messages sent to the chat model.")
-@click.option("--verify", is_flag=True, help="Check the answer is grounded in the sources (one stricter retry).")
-@click.option("--system-prompt", default=None, help="Replace the default system prompt.")
+@switch_flags("ask")
 @command
 def ask(
     state: State,
     question: str,
-    top_k: int,
-    min_score: float,
     filters: tuple[str, ...],
     tenant: str | None,
     groups: str | None,
-    mode: str,
     show_prompt: bool,
-    verify: bool,
-    system_prompt: str | None,
+    switches: dict[str, Any],
 ) -> None:
-    """Answer a question from the store, with [Source N] citations (streamed with --llm)."""
-    from ragwright.options import RagOptions
+    """Answer a question from the store, with [Source N] citations (streamed with --llm).
 
-    if mode == "bm25":
+    Takes the switches of `search` (--hyde, --rerank, --parents, --crag …) and --verify, --corrective,
+    --answer-mode, --system-prompt."""
+    settings = state.effective(switches)
+    if settings.mode == "bm25":
         raise ConfigError("ask needs the dense arm: use --mode hybrid or --mode dense")
-    options = RagOptions(
-        top_k=top_k,
-        min_score=min_score,
-        metadata_filter=parse_filters(filters),
-        **PRESETS[mode],
-        verify_answer=verify,
-        system_prompt=system_prompt,
-    )
+    options = settings.answers
+    if filters:
+        options = options.merged(metadata_filter=parse_filters(filters))
     prompts: list[Any] = []
     observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
-    with state.open(must_exist=True, prompt_observer=observer) as rag:
+    with state.open(must_exist=True, prompt_observer=observer, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
         if state.as_json:
             response = rag.ask(question, options, identity=caller(tenant, groups))
@@ -258,6 +247,7 @@ main.add_command(ingest)
 main.add_command(parse_command)
 main.add_command(eval_command)
 main.add_command(quickstart)
+main.add_command(config_group)
 main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"]).reindex_command)
 main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
 main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)

@@ -18,35 +18,90 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class State:
-    """What the global options (``--store``, ``--json``, ``--debug``, the models) set for a command."""
+    """What the global options (``--store``, ``--json``, ``--debug``, ``--config``, the models) set for a
+    command. A model or store option given on the command line wins over ``ragwright.toml``
+    (:mod:`ragwright.config`), which wins over the defaults."""
 
     def __init__(
         self,
-        store: Path | str,
+        store: Path | str | None,
         as_json: bool,
         debug: bool,
         embedder: str | None,
-        analyzer: str,
+        analyzer: str | None,
         reranker: str | None = None,
         llm: str | None = None,
         sparse: str | None = None,
+        config: str | None = None,
     ) -> None:
-        self.store: Path | str = DEFAULT_STORE
-        self.set_store(store)
-        self.as_json, self.debug, self.embedder = as_json, False, embedder
-        self.sparse = None if sparse in (None, "", "none") else sparse  # --sparse: the SPLADE arm
-        self.analyzer = analyzer
-        self.reranker = reranker
-        self.llm = llm
+        self.as_json, self.debug = as_json, False
+        self.config = config
+        #: Global options given on the command line (``None``: not given), by configuration key.
+        self.given: dict[str, Any] = {}
+        for key, value in (
+            ("embedder", embedder),
+            ("keyword_analyzer", analyzer),
+            ("reranker", reranker),
+            ("llm", llm),
+            ("sparse", sparse),
+        ):
+            if value is not None:
+                self.given[key] = value
+        if store is not None:
+            self.set_store(store)
+        self._settings: Any = None
         if debug:
             self.set_debug()
 
+    # -- the effective configuration -----------------------------------------------------------------
+    @property
+    def settings(self) -> Any:
+        """The effective :class:`~ragwright.config.Settings`: the configuration file (``--config``,
+        ``$RAGWRIGHT_CONFIG`` or ``./ragwright.toml``) with the global options given here over it."""
+        if self._settings is None:
+            from ragwright.config import load_settings
+
+            self._settings = load_settings(self.config, overrides=self.given)
+        return self._settings
+
+    def effective(self, flags: dict[str, Any] | None = None) -> Any:
+        """The settings with a command's switches (``--hyde``, ``--top-k`` …; ``None`` = not given) applied."""
+        return (
+            self.settings.with_overrides(flags=flags)
+            if flags and any(v is not None for v in flags.values())
+            else self.settings
+        )
+
+    @property
+    def store(self) -> Path | str:
+        """The store: ``--store``, else ``store`` in ``ragwright.toml``, else ``.ragwright/store.db``."""
+        return _store_location(self.settings.store or DEFAULT_STORE)
+
+    @property
+    def embedder(self) -> str | None:
+        return self.settings.embedder  # type: ignore[no-any-return]
+
+    @property
+    def analyzer(self) -> str:
+        return self.settings.keyword_analyzer  # type: ignore[no-any-return]
+
+    @property
+    def llm(self) -> str | None:
+        return self.settings.llm  # type: ignore[no-any-return]
+
+    @property
+    def reranker(self) -> str | None:
+        return self.settings.reranker  # type: ignore[no-any-return]
+
+    @property
+    def sparse(self) -> str | None:
+        value = self.settings.sparse
+        return None if value in (None, "", "none") else value
+
     def set_store(self, store: Path | str) -> None:
         """A store file, or a database server (``postgresql://…``): see :mod:`ragwright.stores.open`."""
-        from ragwright.stores.open import is_remote, sqlite_path, store_uri
-
-        path = None if is_remote(store) else sqlite_path(store)
-        self.store = store_uri(store) if path is None else path
+        self.given["store"] = str(store)
+        self._settings = None
 
     def set_debug(self) -> None:
         """Tracebacks, and ragwright's own debug logs — not the third-party libraries' (they log at their
@@ -63,56 +118,53 @@ class State:
             self.set_store(value)
         elif name == "debug":
             self.set_debug()
-        elif name == "sparse":
-            self.sparse = None if value in ("", "none") else value
+        elif name == "as_json":
+            self.as_json = bool(value)
+        elif name == "config":
+            self.config, self._settings = value, None
         else:
-            setattr(self, name, value)
+            self.given["keyword_analyzer" if name == "analyzer" else name] = value
+            self._settings = None
 
-    def load_llm(self) -> Any:
-        """The chat model named by ``--llm`` / ``RAGWRIGHT_LLM`` (``None`` for none: extractive answers)."""
-        from ragwright.models.llms import load_chat
+    def open(
+        self,
+        *,
+        must_exist: bool,
+        prompt_observer: Any = None,
+        ingest_options: Any = None,
+        settings: Any = None,
+    ) -> Any:
+        """The Rag over the store, built from *settings* (default: :attr:`settings`) as the server builds its own."""
+        from ragwright.config.wiring import open_rag
 
-        return load_chat(self.llm)
-
-    def load_reranker(self) -> Any:
-        """The configured reranker, loaded now so a bad model fails here, not as a silent fallback later."""
-        from ragwright.models.rerankers import load_reranker
-
-        reranker = load_reranker(self.reranker)
-        return reranker.load() if reranker is not None else None
-
-    def open(self, *, must_exist: bool, prompt_observer: Any = None, ingest_options: Any = None) -> Any:
-        from ragwright.models.embedders import load_embedder
-        from ragwright.rag import Rag
-        from ragwright.stores.open import open_store
-
-        store: Any = open_store(self.store, keyword_analyzer=self.analyzer, must_exist=must_exist)
-        if getattr(store, "upgrade_backup", None) is not None:
+        def upgraded(store: Any) -> None:
             click.echo(
                 f"note: the store {self.store} was upgraded to a new schema; the old file is backed up at "
                 f"{store.upgrade_backup}",
                 err=True,
             )
-        spec = self.embedder or spec_for(store.embedding_model)
-        try:
-            return Rag(
-                store,
-                load_embedder(spec),
-                reranker=self.load_reranker(),
-                llm=self.load_llm(),
-                prompt_observer=prompt_observer,
-                sparse_encoder=self.sparse,
-                ingest_options=ingest_options,
-            )
-        except BaseException:
-            store.close()
-            raise
+
+        return open_rag(
+            settings or self.settings,
+            self.store,
+            must_exist=must_exist,
+            prompt_observer=prompt_observer,
+            ingest_options=ingest_options,
+            on_upgrade=upgraded,
+        )
 
     def emit(self, payload: dict[str, Any], human: Callable[[], None]) -> None:
         if self.as_json:
             click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         else:
             human()
+
+
+def _store_location(store: Path | str) -> Path | str:
+    from ragwright.stores.open import is_remote, sqlite_path, store_uri
+
+    path = None if is_remote(store) else sqlite_path(store)
+    return store_uri(store) if path is None else path
 
 
 def spec_for(bound: tuple[str, int] | None) -> str:

@@ -23,10 +23,19 @@ GLOBAL_OPTIONS: Final[tuple[tuple[str, tuple[str, ...], dict[str, Any]], ...]] =
         "store",
         ("--store",),
         {
-            "default": str(DEFAULT_STORE),
-            "show_default": True,
-            "help": "The store: a SQLite file, or a PostgreSQL server postgresql://user@host/db "
-            "(pip install 'ragwright[postgres]').",
+            "default": None,
+            "help": f"The store: a SQLite file, or a PostgreSQL server postgresql://user@host/db "
+            f"(pip install 'ragwright[postgres]'). Default: store in ragwright.toml, else {DEFAULT_STORE}.",
+        },
+    ),
+    (
+        "config",
+        ("--config",),
+        {
+            "default": None,
+            "metavar": "FILE",
+            "help": "The configuration file (default: $RAGWRIGHT_CONFIG, else ./ragwright.toml when it exists); "
+            "flags win over it. `ragwright config show` prints the effective configuration.",
         },
     ),
     ("as_json", ("--json",), {"is_flag": True, "help": "Print one JSON document."}),
@@ -37,9 +46,9 @@ GLOBAL_OPTIONS: Final[tuple[tuple[str, tuple[str, ...], dict[str, Any]], ...]] =
         ("--keyword-analyzer",),
         {
             "type": click.Choice(["auto", "fuzzy", "default", "english"]),
-            "default": "auto",
-            "show_default": True,
-            "help": "BM25 analyzer: auto (each text's own language: stop words, Snowball stems, identifiers "
+            "default": None,
+            "help": "BM25 analyzer (default auto, or keyword_analyzer in ragwright.toml): auto (each text's own "
+            "language: stop words, Snowball stems, identifiers "
             "kept whole), fuzzy (auto + character trigrams: OCR'd or misspelled text), default "
             "(language-neutral words + CJK bigrams) or english.",
         },

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from ragwright.cli_common import State, command, parse_filters, split_groups
+from ragwright.cli_config import switch_flags
 from ragwright.cli_output import one_line, print_ingest
 from ragwright.errors import ConfigError
 
@@ -49,6 +50,7 @@ from ragwright.errors import ConfigError
     help='JSON file of per-file PDF passwords: {"name.pdf" or "path" or "glob*.pdf": "password"}; '
     "the first matching pattern wins, then --password.",
 )
+@switch_flags("ingest")
 @command
 def ingest(
     state: State,
@@ -63,21 +65,27 @@ def ingest(
     follow_symlinks: bool,
     password: str | None,
     password_file: Path | None,
+    switches: dict[str, Any],
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped). Exit status 1 when
     a document failed (each is listed with its reason, and kept by `ragwright status`); Ctrl-C keeps
-    the documents already written."""
+    the documents already written. --parents, --tags and --chunking (or ragwright.toml) choose what
+    ingestion builds: parent chunks, the tag index, the chunking strategy."""
     from ragwright.ingest import IngestReport
     from ragwright.sources import open_source
 
     if not paths and not retry_failed:
         raise ConfigError("nothing to ingest: give at least one file or folder (or --retry-failed)")
-    options = ingest_options(password, password_file)
+    settings = state.effective(switches)
+    options = ingest_options(password, password_file, settings.ingest)
     # Refuse a bad path before any write.
     sources = [open_source(p, allow_http=allow_http, follow_symlinks=follow_symlinks) for p in paths]
     empty = [p for p, s in zip(paths, sources, strict=True) if len(s) == 0]
     access = [*acl, *split_groups(acl_groups)] or None
-    with state.open(must_exist=retry_failed and not paths, ingest_options=options) as rag, interruptible() as cancel:
+    with (
+        state.open(must_exist=retry_failed and not paths, ingest_options=options, settings=settings) as rag,
+        interruptible() as cancel,
+    ):
         report = IngestReport()
         if sources:
             report.add(_ingest_with_progress(state, rag, sources, tenant, access, parse_filters(meta), sync, cancel))
@@ -97,11 +105,14 @@ def ingest(
         sys.exit(1)  # a script sees that something failed (the summary line said what)
 
 
-def ingest_options(password: str | None, password_file: Path | None) -> Any:
-    """The ingestion options the flags ask for (``None``: the defaults)."""
+def ingest_options(password: str | None, password_file: Path | None, base: Any = None) -> Any:
+    """The ingestion options: *base* (``[ingest]`` of ragwright.toml; ``None``: the defaults) with the
+    passwords the flags give."""
     if password is None and password_file is None:
-        return None
-    from ragwright.options import IngestOptions, ParseOptions
+        return base
+    import dataclasses
+
+    from ragwright.options import IngestOptions
 
     passwords: Any = ()
     if password_file is not None:
@@ -111,7 +122,13 @@ def ingest_options(password: str | None, password_file: Path | None) -> Any:
             raise ConfigError(f"--passwords {password_file}: not a readable JSON file ({exc})") from None
         if not isinstance(passwords, dict):
             raise ConfigError(f'--passwords {password_file}: expected a JSON object {{"pattern": "password"}}')
-    return IngestOptions(parse=ParseOptions(pdf_password=password or None, pdf_passwords=passwords))
+    base = base if base is not None else IngestOptions()
+    parse = dataclasses.replace(
+        base.parse,
+        pdf_password=password or base.parse.pdf_password,
+        pdf_passwords=passwords if password_file is not None else base.parse.pdf_passwords,
+    )
+    return dataclasses.replace(base, parse=parse)
 
 
 @contextmanager

@@ -20,7 +20,8 @@ from ragwright.errors import ConfigError
     "config_path",
     type=click.Path(path_type=Path),
     default=None,
-    help='Server config JSON: {"keys": [{"hash": …, "tenant": …, "groups": […]}], "sources": {…}, "limits": {…}}.',
+    help='Server config JSON: {"keys": [{"hash": …, "tenant": …, "groups": […]}], "sources": {…}, "limits": {…}} '
+    "(default: the [server] table of ragwright.toml).",
 )
 @click.option("--hash-key", default=None, metavar="KEY", help="Print the SHA-256 hash of KEY for the config; exit.")
 @click.option(
@@ -46,7 +47,8 @@ def serve(
     allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve search, ask (streamed) and ingest over HTTP, with a web page at /, over the --store (refused
-    when it does not exist, unless --create)."""
+    when it does not exist, unless --create). Every capability ragwright.toml (or --config) configures is
+    on for the server's requests; a request's "options" set the per-call switches."""
     from ragwright.server.config import ServerConfig, is_loopback
     from ragwright.server.config import hash_key as digest
     from ragwright.server.guard import HostPolicy
@@ -54,7 +56,8 @@ def serve(
     if hash_key is not None:
         state.emit({"hash": digest(hash_key)}, lambda: click.echo(digest(hash_key)))
         return
-    config = ServerConfig.load(config_path) if config_path is not None else ServerConfig()
+    settings = state.settings
+    config = ServerConfig.load(config_path) if config_path is not None else ServerConfig.from_dict(settings.server)
     if allow_hosts:
         HostPolicy.build(allow_hosts, keyless=not config.auth_required)  # a bad name is a clear error
         config = dataclasses.replace(config, allowed_hosts=(*config.allowed_hosts, *allow_hosts))

@@ -345,6 +345,7 @@ BULLETS: dict[str, list[Cap] | str] = {
     ],
     "Reindex": "a command (`ragwright reindex`), not a switch",
     "Server": "the server itself (`ragwright serve`; its [server] table is checked by tests/server/test_cli_serve.py)",
+    "Standard clients": "front ends (/v1/chat/completions …) that ask with what the configuration switches on",
     "Configuration": "the configuration itself (`ragwright config show`)",
     "Options": "the option classes this test maps every switch onto",
 }

@@ -2,7 +2,8 @@
 
 Routes: ``POST /ingest`` (multipart upload, or ``{"source": name}`` of a configured source),
 ``POST /search``, ``POST /ask`` (``Accept: text/event-stream`` → server-sent events), ``GET /documents``,
-``DELETE /documents/{id}``, ``GET /status``, ``GET /health``; the page at ``/``; OpenAPI at
+``DELETE /documents/{id}``, ``GET /status``, ``GET /health``, OpenAI's ``POST /v1/chat/completions`` and
+``GET /v1/models`` (:mod:`ragwright.server.openai_compat`); the page at ``/``; OpenAPI at
 ``/openapi.json``. Every error is ``{"error": "…"}`` with a 4xx status for a caller's mistake.
 Requests under a foreign ``Host`` (DNS rebinding) and, without keys, forged cross-site POSTs are refused
 before they are read (:mod:`ragwright.server.guard`).
@@ -43,6 +44,8 @@ API_ROUTES = (
     ("DELETE", "/documents/{document_id}"),
     ("GET", "/status"),
     ("GET", "/health"),
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
 )
 
 
@@ -138,24 +141,27 @@ def build_app(
     # Added last, so it runs first: a rebinding Host or a forged cross-site POST is refused unread.
     app.add_middleware(RequestGuard, policy=HostPolicy.build(cfg.allowed_hosts, keyless=not keyring.required))
 
-    # -- errors: always {"error": "..."} ------------------------------------------------------------------
-    def error(status: int, message: str, **extra: Any) -> JSONResponse:
+    # -- errors: always {"error": "..."} (OpenAI's {"error": {"message", "type", …}} under /v1/) -----------
+    from ragwright.server.openai_compat import error_body, is_openai_path
+
+    def error(request: Request, status: int, message: str, **extra: Any) -> JSONResponse:
         headers = extra.pop("headers", None)
-        return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
+        body = error_body(status, message, extra) if is_openai_path(request.url.path) else {"error": message, **extra}
+        return JSONResponse(body, status_code=status, headers=headers)
 
     async def on_auth(_r: Request, exc: Exception) -> Response:
         assert isinstance(exc, AuthError)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return error(exc.status, exc.message, headers=headers)
+        return error(_r, exc.status, exc.message, headers=headers)
 
     async def on_config(_r: Request, exc: Exception) -> Response:
         field = getattr(exc, "field", None)
-        return error(400, str(exc), **({"field": field} if field else {}))
+        return error(_r, 400, str(exc), **({"field": field} if field else {}))
 
     def on_status(status: int) -> Any:
         async def handler(_r: Request, exc: Exception) -> Response:
             headers = {"Retry-After": "2"} if status == 503 else None
-            return error(status, str(exc), headers=headers)
+            return error(_r, status, str(exc), headers=headers)
 
         return handler
 
@@ -166,19 +172,19 @@ def build_app(
             for e in exc.errors()
         ]
         text = "; ".join(f"{d['where']}: {d['message']}" if d["where"] else d["message"] for d in details)
-        return error(422, f"invalid request: {text}", details=details)
+        return error(_r, 422, f"invalid request: {text}", details=details)
 
     async def on_http(_r: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return error(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+        return error(_r, exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     async def on_ragwright(_r: Request, exc: Exception) -> Response:
         log.warning("request_failed: %s: %s", type(exc).__name__, exc)
-        return error(501 if isinstance(exc, MissingDependencyError) else 500, str(exc))
+        return error(_r, 501 if isinstance(exc, MissingDependencyError) else 500, str(exc))
 
     async def on_unexpected(_r: Request, exc: Exception) -> Response:
         log.exception("internal_error: %s", exc)
-        return error(500, f"internal error ({type(exc).__name__}); see the server log")
+        return error(_r, 500, f"internal error ({type(exc).__name__}); see the server log")
 
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(ConfigError, on_config)
@@ -337,6 +343,10 @@ def build_app(
     async def delete_document(document_id: str, caller: Annotated[Caller, Depends(get_caller)]) -> dict[str, Any]:
         """Remove a document you can see, with its chunks (404 when unknown)."""
         return await to_thread(service.remove, caller, document_id)
+
+    from ragwright.server import openai_compat
+
+    openai_compat.add_routes(app, service, get_caller)  # POST /v1/chat/completions, GET /v1/models
 
     # -- the page -----------------------------------------------------------------------------------------
     @app.get("/", include_in_schema=False)

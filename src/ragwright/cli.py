@@ -251,6 +251,7 @@ main.add_command(config_group)
 main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"]).reindex_command)
 main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
 main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
+main.add_command(__import__("ragwright.cli_mcp", fromlist=["mcp_command"]).mcp_command)
 for _command in main.commands.values():
     accept_after(_command)
 

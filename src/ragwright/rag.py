@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragwright import rag_telemetry, telemetry
 from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import make_chunker
 from ragwright.errors import ConfigError
@@ -215,6 +216,7 @@ class Rag(RagAdmin):
         tenant = tenant if tenant is not None else self.identity.tenant
         cancel = cancel if cancel is not None else threading.Event()
         total = IngestReport()
+        started = telemetry.now_ns()
         for source in resolved:
             if cancel.is_set():
                 total.interrupted = True
@@ -238,6 +240,7 @@ class Rag(RagAdmin):
                 await asyncio.wait([run])
                 raise
             total.add(report)
+        rag_telemetry.ingest_finished(started, total)
         return total
 
     def ingest(self, sources: Source | str | Path | Iterable[Source | str | Path], **kwargs: Any) -> IngestReport:
@@ -361,9 +364,14 @@ class Rag(RagAdmin):
         start = time.perf_counter()
         retrieval = self._ask_retrieval(opts)
         trace = RetrievalTrace(question)
+        span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
         context = ASK_CONTEXT.set((opts.conversation_history, trace))  # history feeds query condensing
         try:
-            results = await self.strategies.retrieve(question, retrieval, identity or self.identity)
+            with telemetry.current(span):  # the retrievals are the answer's child spans
+                results = await self.strategies.retrieve(question, retrieval, identity or self.identity)
+        except BaseException as exc:
+            rag_telemetry.failed(span, "ask", exc)
+            raise
         finally:
             ASK_CONTEXT.reset(context)
         retrieved = time.perf_counter()
@@ -379,7 +387,9 @@ class Rag(RagAdmin):
 
         def finish(response: RagResponse) -> RagResponse:
             timings = {"retrieve_s": retrieved - start, **response.timings, "total_s": time.perf_counter() - start}
-            return replace(response, timings=timings, retrieval_path=path)
+            done = replace(response, timings=timings, retrieval_path=path)
+            rag_telemetry.answer_finished(span, done)
+            return done
 
         return AnswerStream(answerer.run(question, results, opts, streaming=streaming), finish)
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from ragwright import telemetry
 from ragwright._sync import to_thread
 from ragwright.errors import ConfigError
 from ragwright.index.analyzers import get_analyzer
@@ -108,6 +110,24 @@ class Retriever:
         """
         if not history and trace is None:  # set by Rag.ask around the strategies that wrap this pipeline
             history, trace = ASK_CONTEXT.get()
+        with telemetry.span("ragnet.retrieve", {"retrieval.top_k": options.top_k}) as span:
+            start = time.perf_counter()
+            results = await self._retrieve(query, options, identity, history, trace)
+            path = "native" if any(r.fusion == "native" for r in results) else "client"
+            span.set_attribute("retrieval.hybrid.path", path)
+            span.set_attribute("retrieval.arms", list(self._active_arms(options)))  # the arms that ran
+            span.set_attribute("retrieval.result_count", len(results))
+            telemetry.record_stage("retrieve", "retrieve", time.perf_counter() - start, {"retrieval.hybrid.path": path})
+            return results
+
+    async def _retrieve(
+        self,
+        query: str,
+        options: RetrievalOptions,
+        identity: Identity,
+        history: Sequence[Message | Mapping[str, Any]],
+        trace: RetrievalTrace | None,
+    ) -> list[SearchResult]:
         if not isinstance(query, str) or not query.strip():
             raise ConfigError.invalid("query", query, "a non-empty question or search text")
         warn_inactive(options.inactive_requests())

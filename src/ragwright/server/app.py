@@ -131,6 +131,8 @@ def build_app(
         description="Ingest documents, search them and ask questions with cited answers. "
         + ("Every data endpoint needs an API key." if keyring.required else "Anonymous: public content only."),
         lifespan=lifespan,
+        docs_url=None,  # served from packaged assets below, not from a CDN
+        redoc_url=None,
     )
     app.state.service = service
 
@@ -354,6 +356,9 @@ def build_app(
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    from ragwright.server.docs import add_docs
+
+    add_docs(app, app.title)  # /docs and /redoc from packaged assets (offline)
     return app
 
 

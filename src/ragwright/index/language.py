@@ -28,6 +28,9 @@ CHUNK_MIN_CONFIDENCE: Final = 0.5
 QUERY_MIN_CONFIDENCE: Final = 0.6
 #: Longer texts are cut here before detection: a thousand characters decide it as well as the whole.
 _MAX_CHARS: Final = 1200
+#: Each chunk of a document is told from its first few hundred characters (the cost grows with the length;
+#: the document's own sample decides the chunks that are too short or too mixed to tell).
+_CHUNK_SAMPLE: Final = 400
 
 _identifier: Any = None
 _lock = threading.Lock()
@@ -46,9 +49,10 @@ def _model() -> Any:
     return _identifier
 
 
-def language_scores(text: str) -> tuple[str, float]:
-    """The most likely language of *text* and its probability (``("", 0.0)`` for text with no letters)."""
-    sample = text[:_MAX_CHARS]
+def language_scores(text: str, *, limit: int = _MAX_CHARS) -> tuple[str, float]:
+    """The most likely language of *text* (its first *limit* characters) and its probability
+    (``("", 0.0)`` for text with no letters)."""
+    sample = text[:limit]
     if not any(ch.isalpha() for ch in sample):
         return "", 0.0
     code, confidence = _model().classify(sample)
@@ -67,6 +71,6 @@ def chunk_languages(texts: Sequence[str]) -> list[str | None]:
     language keeps its own."""
     if not texts:
         return []
-    own = [language_scores(t) for t in texts]
+    own = [language_scores(t, limit=_CHUNK_SAMPLE) for t in texts]
     document = detect_language(" ".join(texts)[:_MAX_CHARS]) if any(c < CHUNK_MIN_CONFIDENCE for _, c in own) else None
     return [code if code and conf >= CHUNK_MIN_CONFIDENCE else document for code, conf in own]

@@ -499,6 +499,10 @@ class ChunkingOptions(_OptionsBase):
     * ``breakpoint_percentile``: the semantic chunker splits where the distance between neighbouring
       sentence windows is above this percentile of the document's distances; ``sentence_buffer``
       neighbours on each side of a sentence are embedded with it.
+    * ``context``: contextual enrichment, a short prefix per chunk that is embedded and indexed for
+      BM25 but never displayed (:mod:`ragwright.chunk.enrich`): ``"none"`` (default), ``"extractive"``
+      (the document title and its lead sentences, no model) or ``"llm"`` (a sentence the chat model
+      writes to situate each chunk in its document). ``context_tokens`` bounds the prefix (cl100k).
     """
 
     max_tokens: int = 400
@@ -511,6 +515,8 @@ class ChunkingOptions(_OptionsBase):
     breakpoint_percentile: float = 90.0
     sentence_buffer: int = 1
     window_sentences: int = 2
+    context: Literal["none", "extractive", "llm"] = "none"
+    context_tokens: int = 64
 
     def __post_init__(self) -> None:
         check_int("max_tokens", self.max_tokens, minimum=16)
@@ -533,6 +539,9 @@ class ChunkingOptions(_OptionsBase):
             raise ConfigError.invalid("sentence_buffer", self.sentence_buffer, "an integer from 0 to 3")
         if not _is_int(self.window_sentences) or not 1 <= self.window_sentences <= 10:
             raise ConfigError.invalid("window_sentences", self.window_sentences, "an integer from 1 to 10")
+        check_choice("context", self.context, ("none", "extractive", "llm"))
+        if not _is_int(self.context_tokens) or not 8 <= self.context_tokens <= 256:
+            raise ConfigError.invalid("context_tokens", self.context_tokens, "an integer from 8 to 256")
 
 
 @dataclass(frozen=True)

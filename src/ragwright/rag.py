@@ -113,7 +113,7 @@ class Rag(RagAdmin):
         self.retrieval_options = retrieval_options or RetrievalOptions(**PRESETS["hybrid"])
         self.rag_options = rag_options or RagOptions(**PRESETS["hybrid"])
         self.identity = identity or Identity()
-        self.chunker = make_chunker(embedder, chunking)
+        self.chunker = make_chunker(embedder, chunking, llm=llm)  # llm: contextual enrichment, propositions
         # *sparse_encoder* ("splade", a BertForMaskedLM folder, or a SparseEncoder) adds the SPLADE arm to
         # hybrid search; ingestion then stores a sparse vector per chunk.
         self.sparse_encoder = load_sparse_encoder(sparse_encoder)

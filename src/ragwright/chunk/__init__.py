@@ -4,6 +4,9 @@
 * :class:`RecursiveChunker` — the largest boundary that fits, for weakly structured text;
 * :class:`SemanticChunker` — splits where the embedding distance between sentence windows spikes.
 
+After chunking, optional stages (:class:`~ragwright.chunk.compose.EnrichedChunker`): contextual
+enrichment (:mod:`ragwright.chunk.enrich`, ``ChunkingOptions.context``).
+
 All of them bound every chunk by ``cl100k_base`` tokens (``ChunkingOptions.max_tokens``) *and* by
 the embedder's window, link chunks prev/next and record ``page``/``page_end`` and headings.
 :func:`merge_adjacent` joins neighbouring hits of one document into passages without repeating overlap.
@@ -17,10 +20,13 @@ from ragwright.chunk.passages import Passage, merge_adjacent
 from ragwright.chunk.recursive import RecursiveChunker
 from ragwright.chunk.semantic import SemanticChunker
 from ragwright.chunk.structural import BaseChunker, StructuralChunker
+from ragwright.errors import ConfigError
 from ragwright.options import ChunkingOptions
 
 if TYPE_CHECKING:
+    from ragwright.chunk.compose import EnrichedChunker
     from ragwright.models.embedders.base import Embedder
+    from ragwright.models.llms.base import ChatModel
 
 __all__ = [
     "BaseChunker",
@@ -33,9 +39,34 @@ __all__ = [
 ]
 
 
-def make_chunker(embedder: Embedder, options: ChunkingOptions | None = None) -> BaseChunker:
-    """The chunker ``options.strategy`` names, bounded by *embedder*'s window and token counter."""
+def make_chunker(
+    embedder: Embedder, options: ChunkingOptions | None = None, llm: ChatModel | None = None
+) -> BaseChunker | EnrichedChunker:
+    """The chunker ``options.strategy`` names, bounded by *embedder*'s window and token counter, with
+    the stages the options switch on (``context``); *llm* serves those that need a chat model."""
     options = options or ChunkingOptions()
+    base = _base_chunker(embedder, options)
+    if options.context == "none":
+        return base
+    from ragwright.chunk.compose import EnrichedChunker
+    from ragwright.chunk.enrich import ContextEnricher
+
+    if options.context == "llm" and llm is None:
+        raise ConfigError(
+            "ChunkingOptions.context='llm' needs a chat model: pass llm= to Rag (or set llm in ragwright.toml, "
+            "or --llm), or use context='extractive', which needs none"
+        )
+    enricher = ContextEnricher(
+        options.context,
+        embedder.count_tokens,
+        embedder.max_tokens,
+        context_tokens=options.context_tokens,
+        llm=llm if options.context == "llm" else None,
+    )
+    return EnrichedChunker(base, enricher=enricher)
+
+
+def _base_chunker(embedder: Embedder, options: ChunkingOptions) -> BaseChunker:
     if options.strategy == "semantic":
         return SemanticChunker(embedder, options)
     if options.strategy == "sentence_window":

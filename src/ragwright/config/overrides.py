@@ -390,6 +390,16 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         "chunking",
         False,
     ),
+    Switch(
+        ("--context",),
+        "context",
+        "Contextual enrichment of each chunk's embedded and indexed text: none (default), extractive "
+        "(title and document lead, no model) or llm (a situating sentence by the --llm chat model).",
+        _set("chunking", "context"),
+        ("ingest", "config"),
+        "context",
+        False,
+    ),
 )
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "mode": ("hybrid", "dense", "bm25"),
@@ -399,6 +409,7 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "feedback": ("rocchio", "rm3", "both", "none"),
     "chunking": ("structural", "recursive", "semantic", "sentence_window"),
     "overlap": ("none", "sentences", "tokens"),
+    "context": ("none", "extractive", "llm"),
 }
 
 

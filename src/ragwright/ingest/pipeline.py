@@ -29,6 +29,7 @@ from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
+from ragwright.ingest.vectors import embed_chunks
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
@@ -117,6 +118,8 @@ class IngestPipeline:
         started = time.perf_counter()
         cancelled = cancel.is_set if cancel is not None else (lambda: False)
         report = IngestReport()
+        ledger = getattr(self.chunker, "ledger", None)  # chat calls of the chunking stages (enrichment …)
+        llm_before = ledger.snapshot() if ledger is not None else None
         access = (tenant, normalize_acl(acl))
         # The caller's dates are kept (checked: a value that is no date is refused); other reserved keys not.
         user_meta = {
@@ -189,6 +192,8 @@ class IngestPipeline:
             # Every record this run wrote refers to what it needs: its leases go, and only what no record
             # refers to (and no other run in flight has leased) is pruned.
             self._release(run_id)
+            if ledger is not None and llm_before is not None:
+                report.add_llm(llm_before, ledger.snapshot())
             report.seconds = time.perf_counter() - started
         return report
 
@@ -354,8 +359,8 @@ class IngestPipeline:
             return
         texts = [c.text_for_embedding for p in pending for c in p.chunks]
         try:
-            with report.timed("embed"):
-                vectors = self.embedder.embed_documents(texts)
+            docs = [(p.record.document_id, p.chunks, p.existed) for p in pending]
+            vectors, reused = embed_chunks(self.store, self.embedder, docs, texts, report)
         except Exception:  # isolate the failing document(s) by embedding one at a time
             if len(pending) == 1:
                 p = pending[0]
@@ -376,7 +381,9 @@ class IngestPipeline:
                 dead_letter(self.store, p.record, "index", exc, self.store.get_record(p.record.document_id), report)
             else:
                 report.chunks += n
-                report.tokens_embedded += sum(self.embedder.count_tokens(c.text_for_embedding) for c in p.chunks)
+                fresh = [c for k, c in enumerate(p.chunks, start=offset) if k not in reused]
+                report.embeddings_reused += n - len(fresh)
+                report.tokens_embedded += sum(self.embedder.count_tokens(c.text_for_embedding) for c in fresh)
                 if p.existed:
                     report.updated += 1
                 else:

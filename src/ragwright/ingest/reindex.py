@@ -121,7 +121,9 @@ def reindex(
     live: Store = rag.store
     new_embedder = embedder or rag.embedder
     options = chunking or getattr(rag.chunker, "options", None)
-    chunker = make_chunker(new_embedder, options) if (embedder or chunking) else rag.chunker
+    chunker = (
+        make_chunker(new_embedder, options, llm=getattr(rag, "llm", None)) if (embedder or chunking) else rag.chunker
+    )
     target, name = _new_collection(live)
     pipeline = IngestPipeline(target, new_embedder, chunker, rag.ingestion.options, rag.ingestion.parents)
     report = ReindexReport(

@@ -1,0 +1,55 @@
+"""A chunker with the optional stages that follow chunking: contextual enrichment (:mod:`.enrich`).
+
+:class:`EnrichedChunker` wraps a base chunker (structural, recursive …), keeps its interface (every
+other attribute is the inner chunker's) and adds each stage's signature to ``version`` and
+``fingerprint``, so the registry re-processes exactly the documents a changed setting affects.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragwright.model.chunk import Chunk
+from ragwright.model.document import Document
+
+if TYPE_CHECKING:
+    from ragwright.chunk.enrich import ContextEnricher
+    from ragwright.chunk.structural import BaseChunker
+    from ragwright.models.llms.base import ChatLedger
+
+
+class EnrichedChunker:
+    """*inner*'s chunks, then each configured stage over them."""
+
+    def __init__(self, inner: BaseChunker, *, enricher: ContextEnricher | None = None) -> None:
+        self.inner = inner
+        self.enricher = enricher
+
+    def _stages(self) -> str:
+        return f"+{self.enricher.signature}" if self.enricher is not None else ""
+
+    @property
+    def version(self) -> str:
+        return f"{self.inner.version}{self._stages()}"
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.inner.fingerprint}{self._stages()}"
+
+    @property
+    def ledger(self) -> ChatLedger | None:
+        """The chat calls the stages made (``None`` when no stage uses a model)."""
+        if self.enricher is not None and self.enricher.mode == "llm":
+            return self.enricher.ledger
+        return None
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        chunks = self.inner.chunk(document)
+        if self.enricher is not None:
+            chunks = self.enricher.enrich(document, chunks)
+        return chunks
+
+    def __getattr__(self, name: str) -> Any:  # options, budget, window … of the inner chunker
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)

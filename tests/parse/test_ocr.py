@@ -115,6 +115,29 @@ def test_garbage_text_layer_is_replaced_by_ocr(engine_slot: None) -> None:
     assert doc.elements[0].attributes["engine"] == "fake"
 
 
+def test_a_text_layer_over_a_scan_is_kept_beside_the_ocr(engine_slot: None) -> None:
+    """Issue 26 item 5: malformed-from-issue-932.pdf is a scan with a real text layer "2021 3 31" (the date
+    typed into the form); OCR reads the rest of the page but not the date under the seal."""
+    ocr.set_engine(FakeEngine(["Signature page of the placement memorandum"]))
+    doc = parse("malformed-from-issue-932.pdf")
+    texts = [e.text for e in doc.elements]
+    assert "2021 3 31" in texts and "Signature page of the placement memorandum" in texts
+    assert all(e.attributes["ocr"] is True and e.attributes["text_layer_kept"] is True for e in doc.elements)
+    assert doc.metadata["ocr_pages"] == 1
+
+
+def test_where_the_layer_has_text_it_wins_over_ocr() -> None:
+    from ragwright.parse.pdf import merge_text_layer
+    from ragwright.parse.pdf_layout import Line
+
+    layer = [Line("2021 3 31", 100, 100, 300, 112, 10)]
+    over_the_date = Line("31 日", 260, 99, 320, 113, 14)  # half of it on the layer's line
+    elsewhere = Line("Signature page", 100, 500, 400, 514, 14)
+    grazing = Line("a seal", 90, 80, 400, 102, 22)  # touches the layer line by a sliver
+    merged = merge_text_layer(layer, [over_the_date, elsewhere, grazing])
+    assert [ln.text for ln in merged] == ["2021 3 31", "Signature page", "a seal"]
+
+
 def test_text_pages_never_reach_the_engine(engine_slot: None) -> None:
     fake = FakeEngine(["never used"])
     ocr.set_engine(fake)
@@ -149,6 +172,7 @@ def test_rapidocr_replaces_a_garbage_layer_and_reads_cjk(engine_slot: None) -> N
     assert "«POAH" not in doc.text
     doc = parse("malformed-from-issue-932.pdf")
     assert "有限公司" in doc.text and doc.elements[0].attributes["engine"] == "rapidocr"
+    assert "2021 3 31" in [e.text for e in doc.elements]  # the text layer's date, which OCR misreads
     with pytest.raises(ParseError, match="OCR \\(rapidocr\\) found no text"):
         parse("imagemagick-CCITTFaxDecode.pdf")  # a 16x16 pixel fax image
 

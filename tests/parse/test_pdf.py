@@ -37,7 +37,7 @@ def table_rows(markdown: str) -> list[list[str]]:
 
 
 def test_version_and_every_element_has_a_page() -> None:
-    assert VERSION == "pdf/2"
+    assert VERSION == "pdf/3"
     doc = parse("pdflatex-4-pages.pdf")
     assert all(e.page is not None and 1 <= e.page <= 4 for e in doc.elements)
     assert doc.mime_type == "application/pdf"
@@ -127,9 +127,29 @@ def test_attachment_listed_in_metadata() -> None:
     assert doc.text.startswith("Lorem ipsum")
 
 
-def test_corrupt_and_empty_files() -> None:
-    with pytest.raises(ParseError, match=r"^corrupt PDF: .*data format error"):
+def test_a_pdf_pdfium_refuses_is_recovered_through_pypdf() -> None:
+    """Issue 26 item 5: unreadablemetadata.pdf's page tree points to a missing object; pdfium says "data
+    format error". Its three surviving page objects are rebuilt by pypdf and read by the normal path."""
+    doc = parse("unreadablemetadata.pdf")
+    assert doc.metadata["repaired_by"] == "pypdf" and doc.metadata["pages_recovered"] == 3
+    assert doc.metadata["page_count"] == 3 and "producer" not in doc.metadata  # not the rebuilt copy's
+    text = page_text(doc, 1)
+    assert "Rotary Potentiometer" in text and "Dust-proof construction" in text  # the linearized first page
+    assert any(e.kind is ElementKind.LIST_ITEM and e.text == "5 watt power rating" for e in doc.elements)
+    assert any("recovered through pypdf" in w and "data format error" in w for w in doc.warnings)
+
+
+def test_recovery_needs_pypdf_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf -> ImportError
+    with pytest.raises(ParseError, match=r"^corrupt PDF: .*data format error.*pip install 'ragwright\[pdf\]'"):
         parse("unreadablemetadata.pdf")
+
+
+def test_corrupt_and_empty_files() -> None:
+    with pytest.raises(ParseError, match=r"^corrupt PDF: .*pypdf found no readable page either"):
+        parse_pdf("x", b"%PDF-1.4\n1 0 obj <</Type/Catalog/Pages 9 0 R>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF")
     with pytest.raises(ParseError, match=r"^empty file"):
         parse("empty.pdf")
     with pytest.raises(ParseError, match=r"^corrupt PDF"):

@@ -57,7 +57,7 @@ def groups(doc: Document) -> list[Element]:
 
 def test_any_sheets_only_visible_worksheets() -> None:
     doc = parse("any_sheets.xlsx")
-    assert VERSION == "xlsx/2"
+    assert VERSION == "xlsx/3"
     assert headings(doc) == ["Visible"]  # not Hidden, VeryHidden, nor the chart sheet
     assert doc.metadata["sheets"] == ["Visible"]
     assert records(doc) == ["Sheet: Visible; A: 1; B: 2", "Sheet: Visible; A: 3; B: 4", "Sheet: Visible; A: 5; B: 6"]
@@ -153,7 +153,61 @@ def test_values_hidden_rows_columns_and_row_groups() -> None:
     assert headings(doc) == ["Prices"]
 
 
+def _half_year_segments(book: object) -> None:
+    """The shape of Nestlé's half-year segment sheet: a merged title, an empty row, a three-row merged
+    header (period / measure / unit) over column groups that empty spacer columns (F, K) separate."""
+    ws = book.active  # type: ignore[attr-defined]
+    ws.title = "Segments"
+    ws["A1"] = "Half-Yearly Report January-June 2025: operating segments"
+    ws.merge_cells("A1:M1")
+    ws["A3"] = "In millions of CHF"
+    ws.merge_cells("A3:A5")
+    for first, period in ((2, "January-June 2025"), (7, "January-June 2024")):
+        ws.cell(3, first, period)
+        ws.merge_cells(start_row=3, start_column=first, end_row=3, end_column=first + 3)
+        ws.cell(4, first, "Sales")
+        ws.merge_cells(start_row=4, start_column=first, end_row=4, end_column=first + 1)
+        ws.cell(4, first + 2, "Trading operating profit")
+        ws.merge_cells(start_row=4, start_column=first + 2, end_row=4, end_column=first + 3)
+        for i, unit in enumerate(("Total", "Organic growth", "CHF", "Margin")):
+            ws.cell(5, first + i, unit)
+    ws["L3"] = "Change"
+    ws.merge_cells("L3:M3")
+    ws["L4"], ws["M4"], ws["L5"], ws["M5"] = "Sales", "Profit", "%", "%"
+    rows = [
+        ("Zone North America", 11830, 0.02, 2450, 0.207, 12101, 0.011, 2563, 0.212, -0.022, -0.044),
+        ("Zone Europe", 9611, 0.031, 1602, 0.167, 9540, 0.025, 1558, 0.163, 0.007, 0.028),
+        ("Zone Latin America", 6120, 0.054, 1210, 0.198, 6640, 0.089, 1317, 0.198, -0.078, -0.081),
+    ]
+    for r, (label, *values) in enumerate(rows, start=6):
+        ws.cell(r, 1, label)
+        for c, v in zip((2, 3, 4, 5, 7, 8, 9, 10, 12, 13), values, strict=True):
+            ws.cell(r, c, v).number_format = "0.0%" if isinstance(v, float) else "General"
+
+
+def test_a_wide_sheet_keeps_each_row_whole_under_its_combined_header() -> None:
+    """Issue 26 item 5: the spacer columns used to cut each row into three records (the second and third
+    without the row's label) and the merged title came out as a record repeating it under A, B ... M."""
+    doc = parse_xlsx("x", workbook_bytes(_half_year_segments), source="h1.xlsx", options=ParseOptions())
+    rows = records(doc)
+    assert len(rows) == 3
+    assert rows[1] == (
+        "Sheet: Segments; In millions of CHF: Zone Europe; January-June 2025 / Sales / Total: 9611; "
+        "January-June 2025 / Sales / Organic growth: 3.1%; January-June 2025 / Trading operating profit / CHF: 1602; "
+        "January-June 2025 / Trading operating profit / Margin: 16.7%; January-June 2024 / Sales / Total: 9540; "
+        "January-June 2024 / Sales / Organic growth: 2.5%; January-June 2024 / Trading operating profit / CHF: 1558; "
+        "January-June 2024 / Trading operating profit / Margin: 16.3%; Change / Sales / %: 0.7%; "
+        "Change / Profit / %: 2.8%"
+    )
+    assert {e.attributes["range"] for e in groups(doc)} == {"A3:M8"}
+    titles = [e for e in doc.elements if e.attributes.get("title")]
+    assert [e.text for e in titles] == ["Half-Yearly Report January-June 2025: operating segments"]
+    assert doc.text.count("operating segments") == 1
+
+
 def test_format_value() -> None:
+    assert format_value("%") == ("%", True)  # a unit, not a number
+    assert format_value("12%") == ("12%", False)
     assert format_value(13.0) == ("13", False)
     assert format_value(0.1 + 0.2) == ("0.3", False)
     assert format_value(datetime(2024, 5, 1, 0, 0)) == ("2024-05-01", False)

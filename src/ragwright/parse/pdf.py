@@ -28,7 +28,7 @@ import threading
 from typing import Any
 
 from ragwright._deps import require
-from ragwright.errors import LimitExceeded, ParseError
+from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
@@ -38,6 +38,7 @@ from ragwright.parse.pdf_hidden import hidden_objects, remove_objects
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text
 from ragwright.parse.pdf_meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
 from ragwright.parse.pdf_order import running_candidates, running_tokens
+from ragwright.parse.pdf_repair import recover
 from ragwright.parse.pdf_tables import (
     Graphics,
     find_tables,
@@ -47,9 +48,9 @@ from ragwright.parse.pdf_tables import (
     scan_graphics,
 )
 
-__all__ = ["VERSION", "parse_pdf"]
+__all__ = ["VERSION", "merge_text_layer", "parse_pdf"]
 
-VERSION = "pdf/2"
+VERSION = "pdf/3"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 
@@ -62,6 +63,7 @@ _ERR_REASONS = {
     6: "its page tree is damaged",
 }
 _SCANNED_CHARS = 20
+_LAYER_WINS = 0.3  # share of an OCR line's box on text-layer lines that drops it (merge_text_layer)
 _GARBAGE_QUALITY = 0.8  # an invisible OCR text layer scoring below this is re-OCRed (or flagged)
 _OCR_HINT = "enable OCR with pip install 'ragwright[ocr]'"
 
@@ -82,7 +84,7 @@ def parse_pdf(
     raw = require("pypdfium2.raw", "pdf", "PDF parsing")
     warnings: list[str] = []
     with _PDFIUM_LOCK:  # pdfium is not thread-safe, not even across documents
-        pdf = _open(pdfium, data, options.pdf_password)
+        pdf, repaired = _open_or_recover(pdfium, data, options, warnings)
         try:
             count = len(pdf)
             if count > options.max_pages:
@@ -91,6 +93,10 @@ def parse_pdf(
                     "raise ParseOptions(max_pages=...) to parse it"
                 )
             metadata = document_metadata(pdf, raw, count)
+            if repaired:  # the producer is now the rebuilt copy's, not the original's
+                if str(metadata.get("producer", "")).startswith("pypdf"):
+                    metadata.pop("producer")
+                metadata.update(repaired)
             forms = int(raw.FPDF_GetFormType(pdf.raw)) != 0  # no AcroForm/XFA: no form fields to look for
             pages = [_read_page_safely(raw, pdf, i, options, warnings, forms) for i in range(count)]
             if any(p.widgets for p in pages):
@@ -122,6 +128,37 @@ def parse_pdf(
         metadata=metadata,
         warnings=tuple(warnings),
     )
+
+
+def _open_or_recover(
+    pdfium: Any, data: bytes, options: ParseOptions, warnings: list[str]
+) -> tuple[Any, dict[str, Any]]:
+    """Open with pdfium; a file it refuses as corrupt is rebuilt by a tolerant reader (:mod:`pdf_repair`).
+
+    Returns the document and the metadata saying it was repaired (``repaired_by``, ``pages_recovered``);
+    when recovery finds no page either, the pdfium error stands, saying so.
+    """
+    try:
+        return _open(pdfium, data, options.pdf_password), {}
+    except ParseError as exc:
+        if not str(exc).startswith("corrupt PDF"):
+            raise
+        try:
+            fixed = recover(data, max_pages=options.max_pages)
+        except MissingDependencyError:
+            raise ParseError(f"{exc}; install pypdf (pip install 'ragwright[pdf]') to try recovering it") from exc
+        if fixed is None:
+            raise ParseError(f"{exc}; pypdf found no readable page either") from exc
+        try:
+            pdf = pdfium.PdfDocument(fixed.data)
+        except pdfium.PdfiumError as again:  # pragma: no cover - pypdf wrote what pdfium cannot read
+            raise ParseError(f"{exc}; the copy pypdf rebuilt is unreadable too ({again})") from exc
+        _log.warning("pdf_recovered", extra={"reader": "pypdf", "pages": fixed.kept, "found": fixed.found})
+        warnings.append(
+            f"pdfium refused the PDF ({str(exc)[len('corrupt PDF: ') :]}); {fixed.kept} of the {fixed.found} "
+            "page(s) found were recovered through pypdf, in an order that may differ from the original"
+        )
+        return pdf, {"repaired_by": "pypdf", "pages_recovered": fixed.kept}
 
 
 def _open(pdfium: Any, data: bytes, password: str | None) -> Any:
@@ -288,8 +325,32 @@ def _route_to_ocr(
             f"so the OCR text is not indexed{kept}"
         )
         return
-    page.lines, page.tables, page.attributes = lines, [], {}
     page.ocr = {"ocr": True, "engine": engine.name, "confidence": round(confidence, 3)}
+    if reason == "scanned" and layer:  # a text layer over a scan reads what it says: OCR only adds to it
+        page.lines = merge_text_layer(page.lines, lines)
+        page.ocr["text_layer_kept"] = True
+    else:
+        page.lines, page.tables, page.attributes = lines, [], {}
+
+
+def merge_text_layer(layer: list[Line], recognised: list[Line]) -> list[Line]:
+    """A scanned page's text layer, with the OCR lines that read where the layer has no text.
+
+    A scan can carry a few lines of real text (a date typed into a form, a stamp's caption): OCR of the
+    image may read less there — ``malformed-from-issue-932.pdf`` lost its date "2021 3 31" under a seal —
+    so where the layer has text it wins: an OCR line a third or more of whose box lies on layer lines is
+    dropped; every other OCR line is kept beside the layer.
+    """
+    out = list(layer)
+    for o in recognised:
+        area = max((o.x1 - o.x0) * (o.y1 - o.y0), 1e-6)
+        covered = sum(
+            max(0.0, min(o.x1, ln.x1) - max(o.x0, ln.x0)) * max(0.0, min(o.y1, ln.y1) - max(o.y0, ln.y0))
+            for ln in layer
+        )
+        if covered < _LAYER_WINS * area:
+            out.append(o)
+    return out
 
 
 def _ocr_lines(pdf: Any, page: PdfPage, graphics: Graphics | None, engine: _ocr.OcrEngine) -> tuple[list[Line], float]:

@@ -3,7 +3,9 @@
 Spreadsheets carry meaning in row/column relationships, so a bare row of numbers is useless to
 retrieval. Each visible worksheet gives a level-1 ``HEADING`` (the sheet name), then, for each table
 region on the sheet (blocks of cells separated by empty rows and columns, found by recursive XY-cuts,
-so two tables side by side stay apart):
+so two tables side by side stay apart — but the column groups of one wide table that empty spacer
+columns separate are joined back, see :func:`join_spacer_columns`; a region that is one merged cell is
+a title ``PARAGRAPH``, said once):
 
 * title rows above the table (a merged banner or a lone cell) are skipped — kept as a ``PARAGRAPH``
   when they say more than the sheet name;
@@ -50,11 +52,12 @@ from ragwright.options import ParseOptions
 from ragwright.parse.ooxml import check_workbook_limits, core_properties, library_errors, open_package
 from ragwright.parse.xlsx_look import Unseen
 
-VERSION = "xlsx/2"
+VERSION = "xlsx/3"
 CSV_VERSION = "csv/1"
 MIME: Final = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ROW_GROUP_ROWS: Final = 20
 ROW_GROUP_CHARS: Final = 1200
+MAX_SPACER_COLUMNS: Final = 2
 _DELIMITERS: Final = ",;\t|"
 _NUMBER: Final = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][-+]?\d+)?%?")
 
@@ -104,7 +107,7 @@ def format_value(value: Any, number_format: str = "General") -> tuple[str, bool]
             return str(int(value)), False
         return (f"{value:.15g}" if isinstance(value, float) else str(value)), False
     text = " ".join(str(value).split())
-    return text, not _NUMBER.fullmatch(text.replace(" ", ""))
+    return text, not (_NUMBER.fullmatch(text.replace(" ", "")) and any(ch.isdigit() for ch in text))
 
 
 def _runs(coords: list[Coord], axis: int, hidden: Sequence[int]) -> list[list[Coord]]:
@@ -143,6 +146,48 @@ def regions(coords: Iterable[Coord], hidden: Hidden = ((), ())) -> list[list[Coo
             continue
         out.append(cs)
     return sorted((r for r in out if r), key=lambda cs: (min(cs), min(c for _, c in cs)))
+
+
+def _is_data(cell: Cell) -> bool:
+    return not cell.is_text
+
+
+def join_spacer_columns(parts: list[list[Coord]], grid: dict[Coord, Cell]) -> list[list[Coord]]:
+    """Join the column blocks of one wide table that empty spacer columns cut apart.
+
+    Financial statements put an empty column between column groups ("January-June 2025 | | January-June
+    2024 | | Change"): the XY-cut sees three tables, and every block but the first loses the row labels.
+    A block is joined to the block on its left when it lies within that block's rows, at most
+    :data:`MAX_SPACER_COLUMNS` columns away, its rows above its first row of values are header rows on
+    the left too (no values there: a table of its own starting beside the left one's data is not
+    joined), and its own rows of values hold (almost) no text — the labels are on the left.
+    """
+    out: list[list[Coord]] = []
+    for part in parts:
+        host = next((o for o in reversed(out) if _continues(o, part, grid)), None)
+        if host is None:
+            out.append(part)
+        else:
+            host.extend(part)
+    return sorted(out, key=lambda cs: (min(cs), min(c for _, c in cs)))
+
+
+def _continues(left: list[Coord], right: list[Coord], grid: dict[Coord, Cell]) -> bool:
+    lc1, rc0 = max(c for _, c in left), min(c for _, c in right)
+    if not 0 < rc0 - lc1 - 1 <= MAX_SPACER_COLUMNS:
+        return False
+    lrows, rrows = {r for r, _ in left}, sorted({r for r, _ in right})
+    if rrows[0] < min(lrows) or rrows[-1] > max(lrows):
+        return False
+    valued = sorted({r for r, c in right if _is_data(grid[r, c])})
+    if not valued or valued[0] == rrows[0]:
+        return False  # no header of its own: nothing says it belongs to the left block's header
+    if any(_is_data(grid[r, c]) for r, c in left if r < valued[0]):
+        return False  # its header sits beside the left block's values: a table of its own
+    below = [grid[r, c] for r, c in right if r >= valued[0]]
+    if sum(1 for cell in below if cell.is_text) > 0.2 * len(below):
+        return False
+    return set(valued) <= lrows
 
 
 class _Table:
@@ -236,11 +281,16 @@ def sheet_elements(
     """The elements of one sheet (or CSV file) from its grid of non-empty visible cells."""
     out: list[Element] = []
     base = {"sheet": sheet} if sheet else {}
-    for coords in regions(grid, hidden):
+    for coords in join_spacer_columns(regions(grid, hidden), grid):
         table = _Table(grid, coords)
         first = f"{column_letter(table.c0)}{table.rows[0]}:{column_letter(table.c1)}{table.rows[-1]}"
         if len(coords) == 1:
             out.append(Element(ElementKind.PARAGRAPH, grid[coords[0]].text, attributes={**base, "cell": first}))
+            continue
+        if grid[coords[0]].origin is not None and len({grid[c].origin for c in coords}) == 1:
+            if grid[coords[0]].text != sheet:  # one merged cell standing alone: a title, said once
+                attrs = {**base, "title": True, "range": first}
+                out.append(Element(ElementKind.PARAGRAPH, grid[coords[0]].text, attributes=attrs))
             continue
         out.extend(
             Element(ElementKind.PARAGRAPH, t, attributes={**base, "title": True}) for t in table.titles if t != sheet

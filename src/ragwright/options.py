@@ -503,6 +503,9 @@ class ChunkingOptions(_OptionsBase):
       BM25 but never displayed (:mod:`ragwright.chunk.enrich`): ``"none"`` (default), ``"extractive"``
       (the document title and its lead sentences, no model) or ``"llm"`` (a sentence the chat model
       writes to situate each chunk in its document). ``context_tokens`` bounds the prefix (cl100k).
+    * ``late_chunking``: each chunk's vector is pooled from token embeddings computed over its whole
+      document, in windows of the embedder's size sharing ``late_overlap_tokens`` (embedder tokens; by
+      default a quarter of the window) (:mod:`ragwright.chunk.late`); needs a local BERT-style ONNX embedder.
     """
 
     max_tokens: int = 400
@@ -517,6 +520,8 @@ class ChunkingOptions(_OptionsBase):
     window_sentences: int = 2
     context: Literal["none", "extractive", "llm"] = "none"
     context_tokens: int = 64
+    late_chunking: bool = False
+    late_overlap_tokens: int | None = None
 
     def __post_init__(self) -> None:
         check_int("max_tokens", self.max_tokens, minimum=16)
@@ -542,6 +547,8 @@ class ChunkingOptions(_OptionsBase):
         check_choice("context", self.context, ("none", "extractive", "llm"))
         if not _is_int(self.context_tokens) or not 8 <= self.context_tokens <= 256:
             raise ConfigError.invalid("context_tokens", self.context_tokens, "an integer from 8 to 256")
+        check_bool("late_chunking", self.late_chunking)
+        check_int("late_overlap_tokens", self.late_overlap_tokens, minimum=0, optional=True)
 
 
 @dataclass(frozen=True)

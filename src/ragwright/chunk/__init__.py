@@ -5,7 +5,8 @@
 * :class:`SemanticChunker` — splits where the embedding distance between sentence windows spikes.
 
 After chunking, optional stages (:class:`~ragwright.chunk.compose.EnrichedChunker`): contextual
-enrichment (:mod:`ragwright.chunk.enrich`, ``ChunkingOptions.context``).
+enrichment (:mod:`ragwright.chunk.enrich`, ``ChunkingOptions.context``) and late chunking (vectors
+pooled from document-wide token embeddings, :mod:`ragwright.chunk.late`, ``late_chunking``).
 
 All of them bound every chunk by ``cl100k_base`` tokens (``ChunkingOptions.max_tokens``) *and* by
 the embedder's window, link chunks prev/next and record ``page``/``page_end`` and headings.
@@ -46,24 +47,28 @@ def make_chunker(
     the stages the options switch on (``context``); *llm* serves those that need a chat model."""
     options = options or ChunkingOptions()
     base = _base_chunker(embedder, options)
-    if options.context == "none":
+    if options.context == "none" and not options.late_chunking:
         return base
     from ragwright.chunk.compose import EnrichedChunker
     from ragwright.chunk.enrich import ContextEnricher
+    from ragwright.chunk.late import LateChunkEmbedder
 
     if options.context == "llm" and llm is None:
         raise ConfigError(
             "ChunkingOptions.context='llm' needs a chat model: pass llm= to Rag (or set llm in ragwright.toml, "
             "or --llm), or use context='extractive', which needs none"
         )
-    enricher = ContextEnricher(
-        options.context,
-        embedder.count_tokens,
-        embedder.max_tokens,
-        context_tokens=options.context_tokens,
-        llm=llm if options.context == "llm" else None,
-    )
-    return EnrichedChunker(base, enricher=enricher)
+    enricher = None
+    if options.context != "none":
+        enricher = ContextEnricher(
+            options.context,
+            embedder.count_tokens,
+            embedder.max_tokens,
+            context_tokens=options.context_tokens,
+            llm=llm if options.context == "llm" else None,
+        )
+    late = LateChunkEmbedder(embedder, options.late_overlap_tokens) if options.late_chunking else None
+    return EnrichedChunker(base, enricher=enricher, late=late)
 
 
 def _base_chunker(embedder: Embedder, options: ChunkingOptions) -> BaseChunker:

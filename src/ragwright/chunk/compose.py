@@ -1,4 +1,5 @@
-"""A chunker with the optional stages that follow chunking: contextual enrichment (:mod:`.enrich`).
+"""A chunker with the optional stages that follow chunking: contextual enrichment (:mod:`.enrich`) and
+late chunking (:mod:`.late`: ingestion asks :attr:`EnrichedChunker.late` for the chunks' vectors).
 
 :class:`EnrichedChunker` wraps a base chunker (structural, recursive …), keeps its interface (every
 other attribute is the inner chunker's) and adds each stage's signature to ``version`` and
@@ -14,6 +15,7 @@ from ragwright.model.document import Document
 
 if TYPE_CHECKING:
     from ragwright.chunk.enrich import ContextEnricher
+    from ragwright.chunk.late import LateChunkEmbedder
     from ragwright.chunk.structural import BaseChunker
     from ragwright.models.llms.base import ChatLedger
 
@@ -21,12 +23,20 @@ if TYPE_CHECKING:
 class EnrichedChunker:
     """*inner*'s chunks, then each configured stage over them."""
 
-    def __init__(self, inner: BaseChunker, *, enricher: ContextEnricher | None = None) -> None:
+    def __init__(
+        self,
+        inner: BaseChunker,
+        *,
+        enricher: ContextEnricher | None = None,
+        late: LateChunkEmbedder | None = None,
+    ) -> None:
         self.inner = inner
         self.enricher = enricher
+        self.late = late
 
     def _stages(self) -> str:
-        return f"+{self.enricher.signature}" if self.enricher is not None else ""
+        stages = [s.signature for s in (self.enricher, self.late) if s is not None]
+        return "".join(f"+{s}" for s in stages)
 
     @property
     def version(self) -> str:

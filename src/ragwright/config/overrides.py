@@ -400,6 +400,14 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         "context",
         False,
     ),
+    Switch(
+        ("--late-chunking/--no-late-chunking",),
+        "late_chunking",
+        "Late chunking: each chunk's vector pooled from token embeddings of its whole document "
+        "(a local BERT-style ONNX embedder).",
+        _set("chunking", "late_chunking"),
+        ("ingest", "config"),
+    ),
 )
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "mode": ("hybrid", "dense", "bm25"),

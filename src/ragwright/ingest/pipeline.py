@@ -360,7 +360,8 @@ class IngestPipeline:
         texts = [c.text_for_embedding for p in pending for c in p.chunks]
         try:
             docs = [(p.record.document_id, p.chunks, p.existed) for p in pending]
-            vectors, reused = embed_chunks(self.store, self.embedder, docs, texts, report)
+            late = getattr(self.chunker, "late", None)  # late chunking: vectors pooled over each document
+            vectors, reused = embed_chunks(self.store, self.embedder, docs, texts, report, late)
         except Exception:  # isolate the failing document(s) by embedding one at a time
             if len(pending) == 1:
                 p = pending[0]

@@ -45,3 +45,20 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> FloatVector:
         """Embed one query; returns a ``(dimension,)`` float32 unit vector."""
         ...
+
+
+@runtime_checkable
+class TokenEmbedder(Protocol):
+    """An embedder that also gives token-level outputs (late chunking, :mod:`ragwright.chunk.late`):
+    the local BERT-style ONNX embedders."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids of *text* (no special tokens, never truncated) and each token's character span."""
+        ...
+
+    def token_embeddings(self, ids: Sequence[int]) -> FloatMatrix:
+        """One row per id (at most ``max_tokens`` ids, encoded as one sequence with the special tokens)."""
+        ...

@@ -206,6 +206,7 @@ class OnnxEmbedder:
         self._encoder: Any = None  # tokenizer truncating to the window, special tokens added
         self._counter: Any = None  # tokenizer without truncation, for count_tokens
         self._specials = 2
+        self._around: tuple[list[int], list[int]] = ([], [])  # special ids before and after the text
         self._pad_id = 0
         self._session: Any = None
         self._inputs: tuple[str, ...] = ()
@@ -327,6 +328,9 @@ class OnnxEmbedder:
             counter.no_padding()
             counter.no_truncation()
             self._specials = int(encoder.num_special_tokens_to_add(False))
+            full, plain = encoder.encode("a").ids, counter.encode("a", add_special_tokens=False).ids
+            at = next((i for i in range(len(full)) if full[i : i + len(plain)] == plain), len(full))
+            self._around = (list(full[:at]), list(full[at + len(plain) :]))
             self._encoder = encoder
             self._counter = counter
 
@@ -344,12 +348,41 @@ class OnnxEmbedder:
             batches.append(current)
         return batches
 
-    def _encode(self, ids: Any, mask: Any) -> FloatMatrix:
+    # -- token level (late chunking: ragwright.chunk.late) ------------------------------------------
+    def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """*text*'s token ids (no special tokens, never truncated) and each token's character span."""
+        self._load_tokenizers()
+        encoding = self._counter.encode(text, add_special_tokens=False)
+        return list(encoding.ids), [(int(a), int(b)) for a, b in encoding.offsets]
+
+    def token_embeddings(self, ids: Sequence[int]) -> FloatMatrix:
+        """The encoder's output for each of *ids* (at most :attr:`max_tokens`, special tokens added
+        around them and left out of the result): a ``(len(ids), dimension)`` float32 array."""
+        np = require("numpy", _EXTRA)
+        self.load()
+        if len(ids) > self.max_tokens:
+            raise ValueError(f"{len(ids)} tokens exceed the window of {self.max_tokens}")
+        before, after = self._around
+        row = np.asarray([[*before, *ids, *after]], dtype=np.int64)
+        hidden = self._run(row, np.ones_like(row))
+        if hidden.ndim != 3:
+            raise ConfigError(
+                f"{self._name}'s ONNX graph pools its output; late chunking needs an encoder that returns "
+                "token embeddings (a BERT-style export with last_hidden_state)"
+            )
+        out: FloatMatrix = hidden[0, len(before) : len(before) + len(ids)].astype(np.float32, copy=False)
+        return out
+
+    def _run(self, ids: Any, mask: Any) -> Any:
         np = require("numpy", _EXTRA)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        return self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+
+    def _encode(self, ids: Any, mask: Any) -> FloatMatrix:
+        np = require("numpy", _EXTRA)
+        hidden = self._run(ids, mask)
         if hidden.ndim == 2:  # the graph already pools
             pooled = hidden
         elif self._pooling == "cls":

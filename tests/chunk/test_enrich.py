@@ -174,3 +174,13 @@ def test_editing_one_section_re_embeds_that_chunk_alone() -> None:
     assert report.updated == 1 and report.embeddings_reused == 1 and len(embedder.texts) - before == 1
     assert "every autumn" in embedder.texts[-1]
     assert report.tokens_embedded == embedder.count_tokens(embedder.texts[-1])
+
+
+def test_stage_options_leave_the_base_chunkers_fingerprint_alone() -> None:
+    """Stores chunked before the stages existed (or without them) are not re-chunked by an upgrade."""
+    embedder = HashingEmbedder()
+    plain = make_chunker(embedder, ChunkingOptions())
+    staged = make_chunker(embedder, ChunkingOptions(context="extractive", context_tokens=100))
+    assert isinstance(staged, EnrichedChunker)
+    assert staged.inner.fingerprint == plain.fingerprint
+    assert staged.fingerprint == f"{plain.fingerprint}+context/1:extractive:100"

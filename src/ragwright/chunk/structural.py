@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 VERSION = "structural/2"
 _SKIPPED = (ElementKind.HEADER, ElementKind.FOOTER, ElementKind.IMAGE)
+#: Options of the stages after chunking (enrichment, late chunking): fingerprinted by those stages
+#: (:mod:`ragwright.chunk.compose`), not here, so a store chunked before they existed stays current.
+STAGE_FIELDS = frozenset({"context", "context_tokens", "late_chunking", "late_overlap_tokens"})
 #: Separator inside a unit of each kind when it has to be split (and between list items).
 INNER = {ElementKind.TABLE: "\n", ElementKind.CODE: "\n", ElementKind.LIST_ITEM: "\n"}
 
@@ -244,7 +247,8 @@ class BaseChunker:
     def fingerprint(self) -> str:
         """``version`` plus a digest of everything else that changes the output (options, window):
         what a registry should record so that changing a chunking option re-chunks documents."""
-        settings = {"options": dataclasses.asdict(self.options), "limits": list(self.budget.limits)}
+        options = {k: v for k, v in dataclasses.asdict(self.options).items() if k not in STAGE_FIELDS}
+        settings = {"options": options, "limits": list(self.budget.limits)}
         return f"{self.version}+{sha256_text(canonical_json(settings))[:12]}"
 
     def chunk(self, document: Document) -> list[Chunk]:

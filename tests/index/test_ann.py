@@ -186,3 +186,75 @@ def test_graph_then_onnx_session_in_one_process() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "(384,)" in done.stdout
+
+
+class Reader:
+    """A VectorReader over a matrix that records how many rows each call read; *gone* keys drop out."""
+
+    def __init__(self, keys: np.ndarray, matrix: np.ndarray, gone: frozenset[int] = frozenset()) -> None:
+        self.keys, self.matrix, self.gone, self.reads = keys, matrix, gone, [0]
+
+    def __call__(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        wanted = np.array([k for k in wanted.tolist() if k not in self.gone], dtype=np.int64)
+        self.reads.append(wanted.size)
+        return wanted, self.matrix[np.searchsorted(self.keys, wanted)]
+
+
+def test_rows_read_on_demand_past_the_threshold(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """sync_rows keeps no float32 matrix past the threshold: candidates' rows are read to score them
+    exactly, and an update reads only the rows it adds."""
+    keys, matrix, queries = data
+    reader = Reader(keys, matrix)
+    index = DenseIndex(AnnParams(threshold=100, matrix_limit=0))
+    index.sync_rows(keys[:2500], None, reader, dim=DIM)
+    assert index.uses_ann and index.view().matrix is None and sum(reader.reads) == 2500
+    recalls = []
+    for q in queries:
+        positions, scores = index.search(q, 10)
+        np.testing.assert_allclose(scores, matrix[positions] @ q, rtol=1e-6)  # exact re-scoring (BLAS blocking aside)
+        recalls.append(len(set(positions.tolist()) & set(exact_top(matrix[:2500], q, 10))) / 10)
+    assert np.mean(recalls) >= 0.95
+    reader.reads = [0]
+    index.sync_rows(keys, None, reader, dim=DIM)  # 500 more
+    assert sum(reader.reads) == 500 and index.graph_size == len(keys)
+    assert index.search(matrix[2900], 1)[0].tolist() == [2900]
+
+
+def test_rows_read_on_demand_exact_subsets_and_rows_gone(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    keys, matrix, queries = data
+    gone = frozenset(keys[[5, 50, 500]].tolist())  # deleted after the keys were listed
+    reader = Reader(keys, matrix, gone)
+    index = DenseIndex(AnnParams(threshold=100, exact_limit=300, matrix_limit=0))
+    index.sync_rows(keys, None, reader, dim=DIM)
+    assert index.graph_size == len(keys) - 3
+    eligible = np.sort(np.random.default_rng(2).choice(len(keys), 250, replace=False))
+    eligible = np.union1d(eligible, [5, 50, 500])
+    live = np.setdiff1d(eligible, [5, 50, 500])
+    for q in queries[:10]:
+        positions, scores = index.search(q, 7, eligible=eligible)  # 253 <= exact_limit: scored exactly
+        assert positions.tolist() == exact_top(matrix, q, 7, live)
+        np.testing.assert_allclose(scores, matrix[positions] @ q, rtol=1e-6)
+        assert not set(positions.tolist()) & {5, 50, 500}
+        assert 5 not in index.search(matrix[5], 3)[0].tolist()  # nor through the graph
+    reader.reads = [0]
+    index.search(queries[0], 7, eligible=eligible)
+    assert sum(reader.reads) == 0  # the subset's rows were kept
+    index.sync_rows(keys, None, reader, dim=DIM)  # a sync (a write) drops them
+    index.search(queries[0], 7, eligible=eligible)
+    assert sum(reader.reads) == eligible.size - 3
+
+
+def test_rows_read_on_demand_below_the_threshold_or_the_matrix_limit_keeps_the_matrix(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    keys, matrix, queries = data
+    index = DenseIndex(AnnParams(threshold=10_000, matrix_limit=0))
+    index.sync_rows(keys, None, Reader(keys, matrix), dim=DIM)
+    view = index.view()
+    assert view.matrix is not None and view.graph is None and not index.uses_ann
+    assert index.search(queries[0], 7)[0].tolist() == exact_top(matrix, queries[0], 7)
+    graph = DenseIndex(AnnParams(threshold=100, matrix_limit=len(keys)))  # past the threshold, within the limit
+    graph.sync_rows(keys, None, Reader(keys, matrix), dim=DIM)
+    assert graph.uses_ann and graph.view().matrix is not None
+    with pytest.raises(ConfigError, match="matrix_limit"):
+        AnnParams(matrix_limit=-1)

@@ -184,6 +184,46 @@ def test_incremental_equals_rebuild(ops: list[tuple[str, list[Any]]], query: str
     assert all(got[c] == pytest.approx(expected[c], rel=1e-6) for c in expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(ops=ops, query=st.lists(st.sampled_from([*WORDS, "missing"]), min_size=1, max_size=4).map(" ".join))
+def test_lazy_contributions_with_a_tiny_cache_equal_the_eager_ones(
+    ops: list[tuple[str, list[Any]]], query: str
+) -> None:
+    """The path of large indexes (contributions per term on first use, document frequencies counted
+    past tombstones, least recently used contributions dropped) scores bit-identically to the eager one."""
+    import ragwright.index.bm25 as bm25
+
+    eager, lazy = Bm25Index(), Bm25Index()
+    for op, arg in ops:
+        for index in (eager, lazy):
+            if op == "upsert":
+                index.upsert(arg)
+            elif op == "remove":
+                index.remove(arg)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bm25, "_EAGER_POSTINGS", 0)
+        m.setattr(bm25, "CONTRIBUTION_CACHE_BYTES", 1)
+        for q in (query, query, "alpha beta", query):
+            assert lazy.scores(q) == eager.scores(q)
+            assert lazy.search(q, 4) == eager.search(q, 4)
+        assert len(lazy._current().cache) <= 1
+
+
+def test_term_frequencies_are_stored_small_and_exact() -> None:
+    docs = {"a": "alpha " * 3 + "beta", "c": "beta gamma"}
+    index = Bm25Index()
+    index.upsert(docs.items())
+    view = index._current()
+    assert all(t.dtype == np.uint16 for t in view.tfs)
+    assert view.tfs[index._vocab["alpha"]].tolist() == [3]
+    docs["b"] = "alpha " * 70_000  # past uint16: that merge keeps float32 (exact for counts)
+    index.upsert([("b", docs["b"])])
+    view = index._current()
+    assert view.tfs[index._vocab["alpha"]].tolist() == [3, 70_000]
+    expected = brute_force(docs, "alpha")
+    assert index.scores("alpha") == pytest.approx(expected, rel=1e-6)
+
+
 # -- the allowed filter -------------------------------------------------------------------------
 
 

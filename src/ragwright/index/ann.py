@@ -12,9 +12,18 @@ Filtered search keeps recall. The eligible positions (security + metadata filter
 query: a small eligible set (``<= exact_limit``) is scored exactly; otherwise the graph is searched
 with oversampling by the inverse selectivity, widening until ``k`` eligible hits are found, and
 falling back to exact search over the eligible set when it cannot. Candidates are re-scored exactly
-with the float32 matrix, so scores (dot products of unit vectors: cosine) equal the exact path's and
+with the float32 vectors, so scores (dot products of unit vectors: cosine) equal the exact path's and
 ``min_score`` is a floor on them. Ties order by key. Measured choice of usearch over faiss-cpu:
 ``benchmarks/RESULTS.md`` ("Dense ANN index").
+
+Where the float32 rows live. :meth:`DenseIndex.sync` is given the matrix and keeps it.
+:meth:`DenseIndex.sync_rows` is given a :data:`VectorReader` instead (the SQLite store reads its stored
+vectors by rowid): up to ``AnnParams.matrix_limit`` vectors it reads the whole matrix and keeps it;
+past the graph's threshold and that limit no float32 matrix is held at all — the graph (f16) finds the
+candidates and only their rows are read to score them, the graph is built or brought up to date by
+reading rows in batches, and an eligible subset scored exactly has its rows read once and kept (a few,
+up to :data:`SUBSET_CACHE_BYTES`) until the next sync. At 1M MiniLM vectors that is 1.5 GB of RAM not
+held (``benchmarks/RESULTS.md``, "SQLite store at 1M chunks").
 """
 
 from __future__ import annotations
@@ -24,9 +33,10 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from ragwright.errors import ConfigError
 
@@ -39,12 +49,20 @@ if TYPE_CHECKING:
     U32 = npt.NDArray[np.uint32]
     Positions = npt.NDArray[np.intp]
 
-__all__ = ["AnnParams", "DenseIndex", "DenseView"]
+__all__ = ["SUBSET_CACHE_BYTES", "AnnParams", "DenseIndex", "DenseView", "VectorReader"]
 
 log = logging.getLogger(__name__)
 
 _SNAPSHOT_FORMAT = 1
 _MAX_WIDENINGS = 4
+#: Rows read per batch when a graph is built or updated from a reader.
+_READ_BATCH = 50_000
+#: The rows of exactly scored eligible subsets kept per index when rows are read on demand.
+SUBSET_CACHE_BYTES = 64 << 20
+
+#: Reads stored float32 vectors by key (sorted keys in, as a rule): the keys found — a subsequence of
+#: those asked, in the same order; a key deleted meanwhile drops out — and their rows.
+VectorReader: TypeAlias = "Callable[[I64], tuple[I64, F32]]"
 
 
 @dataclass(frozen=True)
@@ -57,7 +75,11 @@ class AnnParams:
     (measured on 100k MiniLM vectors with real SciFact queries: M 32 / ef 128 gives recall@10 0.987 at
     0.7 ms a query; M 16 / ef 64 0.941).
     ``dtype``: the graph's vector storage (``f16`` halves memory at no measurable recall cost, since
-    candidates are re-scored with the float32 matrix). ``threads``: for bulk builds.
+    candidates are re-scored with the float32 vectors). ``threads``: for bulk builds.
+    ``matrix_limit``: with :meth:`DenseIndex.sync_rows`, up to this many vectors the float32 matrix is
+    held in memory; past it only the graph is, and the candidates' rows are read to score them
+    (``None``: always held; ``0``: never). Reading costs ~0.5 ms a search, holding 1.5 KB a vector: at
+    100k vectors (150 MB) the matrix is kept, at 1M (1.5 GB) it is not.
     """
 
     threshold: int | None = 20_000
@@ -67,6 +89,7 @@ class AnnParams:
     expansion_search: int = 128
     dtype: str = "f16"
     threads: int = 2
+    matrix_limit: int | None = 250_000
 
     def __post_init__(self) -> None:
         for name, minimum, optional in (
@@ -76,6 +99,7 @@ class AnnParams:
             ("expansion_add", 1, False),
             ("expansion_search", 1, False),
             ("threads", 1, False),
+            ("matrix_limit", 0, True),
         ):
             value = getattr(self, name)
             if value is None and optional:
@@ -94,11 +118,13 @@ class AnnParams:
 
 
 class DenseView(NamedTuple):
-    """A consistent picture of a :class:`DenseIndex`: keys, matrix and the graph (``None``: exact)."""
+    """A consistent picture of a :class:`DenseIndex`: keys, the float32 matrix (``None``: rows are read
+    through ``reader``) and the graph (``None``: exact)."""
 
     keys: I64
-    matrix: F32
+    matrix: F32 | None
     graph: Any
+    reader: VectorReader | None = None
 
 
 class DenseIndex:
@@ -116,7 +142,9 @@ class DenseIndex:
         self.snapshot = Path(snapshot) if snapshot is not None else None
         self._lock = threading.RLock()
         self._keys: I64 = np.zeros(0, dtype=np.int64)
-        self._matrix: F32 = np.zeros((0, 0), dtype=np.float32)
+        self._matrix: F32 | None = np.zeros((0, 0), dtype=np.float32)
+        self._reader: VectorReader | None = None  # set instead of the matrix by sync_rows past the threshold
+        self._subsets: list[tuple[Positions, Positions, F32]] = []  # (eligible, read positions, rows)
         self._ann: Any = None  # usearch Index
         self._ann_keys: I64 = np.zeros(0, dtype=np.int64)  # sorted keys in the graph
         self._ann_tags: U32 = np.zeros(0, dtype=np.uint32)  # aligned with _ann_keys
@@ -149,17 +177,47 @@ class DenseIndex:
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         tags = np.zeros(keys.size, dtype=np.uint32) if tags is None else np.asarray(tags, dtype=np.uint32)
         with self._lock:
-            self._keys, self._matrix = keys, matrix
+            self._keys, self._matrix, self._reader = keys, matrix, None
+            self._subsets = []
             if tag != self.tag:
                 self._drop_graph()
                 self.tag = tag
             threshold = self.params.threshold
             if threshold is None or (self._ann is None and keys.size < threshold):
                 return
+            read = _matrix_reader(keys, matrix)
             if self._ann is None and not self._load_snapshot(matrix.shape[1]):
-                self._build(keys, matrix, tags)
+                self._build(keys, tags, read, matrix.shape[1], batch=max(1, keys.size))
                 return
-            self._update(keys, matrix, tags)
+            self._update(keys, tags, read)
+
+    def sync_rows(self, keys: I64, tags: U32 | None, reader: VectorReader, *, dim: int, tag: str = "") -> None:
+        """Like :meth:`sync`, with the rows read through *reader* instead of given.
+
+        Below the threshold (or with none), or up to ``matrix_limit`` vectors, the whole matrix is read and
+        kept, as :meth:`sync` keeps it. Past both no float32 matrix is held: the graph is loaded from its
+        snapshot and brought up to date (only added rows are read) or built from rows read in batches,
+        and searches read the rows of their candidates.
+        """
+        import numpy as np
+
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        tags = np.zeros(keys.size, dtype=np.uint32) if tags is None else np.asarray(tags, dtype=np.uint32)
+        threshold, limit = self.params.threshold, self.params.matrix_limit
+        if threshold is None or keys.size < threshold or limit is None or keys.size <= limit:
+            found, matrix = reader(keys)
+            self.sync(found, matrix.reshape(found.size, dim), tags[_present(keys, found)], tag=tag)
+            return
+        with self._lock:
+            self._keys, self._matrix, self._reader = keys, None, reader
+            self._subsets = []
+            if tag != self.tag:
+                self._drop_graph()
+                self.tag = tag
+            if self._ann is None and not self._load_snapshot(dim):
+                self._build(keys, tags, reader, dim, batch=_READ_BATCH)
+                return
+            self._update(keys, tags, reader)
 
     def _new_graph(self, dim: int) -> Any:
         # onnxruntime must be loaded before usearch's extension: the other way round, the next onnxruntime
@@ -177,20 +235,34 @@ class DenseIndex:
             expansion_search=p.expansion_search,
         )
 
-    def _build(self, keys: I64, matrix: F32, tags: U32) -> None:
+    def _build(self, keys: I64, tags: U32, read: VectorReader, dim: int, *, batch: int) -> None:
         import time
 
         started = time.perf_counter()
-        graph = self._new_graph(matrix.shape[1])
-        if keys.size:
-            graph.add(keys, matrix, threads=self.params.threads)
-        self._ann, self._ann_keys, self._ann_tags = graph, keys.copy(), tags.copy()
+        graph = self._new_graph(dim)
+        missing = self._add_rows(graph, keys, read, batch)
+        present = _absent(keys, missing)
+        self._ann, self._ann_keys, self._ann_tags = graph, keys[present], tags[present]
         self._dirty = True
         log.info("ann_built: %d vectors in %.1f s", keys.size, time.perf_counter() - started)
         if self.snapshot is not None:
             self.save()
 
-    def _update(self, keys: I64, matrix: F32, tags: U32) -> None:
+    def _add_rows(self, graph: Any, keys: I64, read: VectorReader, batch: int) -> I64:
+        """Add the rows of *keys* to *graph*, read *batch* at a time; the keys that could not be read."""
+        import numpy as np
+
+        missing: list[I64] = []
+        for lo in range(0, keys.size, batch):
+            part = keys[lo : lo + batch]
+            found, rows = read(part)
+            if found.size:
+                graph.add(found, rows, threads=self.params.threads)
+            if found.size != part.size:
+                missing.append(np.setdiff1d(part, found, assume_unique=True))
+        return np.concatenate(missing) if missing else np.zeros(0, dtype=np.int64)
+
+    def _update(self, keys: I64, tags: U32, read: VectorReader) -> None:
         import numpy as np
 
         old_keys, old_tags = self._ann_keys, self._ann_tags
@@ -201,11 +273,10 @@ class DenseIndex:
         added_keys = np.union1d(np.setdiff1d(keys, old_keys, assume_unique=True), stale)
         if removed.size:
             self._ann.remove(removed)
-        if added_keys.size:
-            positions = np.searchsorted(keys, added_keys)
-            self._ann.add(added_keys, matrix[positions], threads=self.params.threads)
+        missing = self._add_rows(self._ann, added_keys, read, _READ_BATCH) if added_keys.size else added_keys
         if removed.size or added_keys.size:
-            self._ann_keys, self._ann_tags = keys.copy(), tags.copy()
+            present = _absent(keys, missing)
+            self._ann_keys, self._ann_tags = keys[present], tags[present]
             self._dirty = True
 
     def _drop_graph(self) -> None:
@@ -276,7 +347,7 @@ class DenseIndex:
     def view(self) -> DenseView:
         """The current contents, for a later :meth:`search` consistent with positions computed now."""
         with self._lock:
-            return DenseView(self._keys, self._matrix, self._ann if self.uses_ann else None)
+            return DenseView(self._keys, self._matrix, self._ann if self.uses_ann else None, self._reader)
 
     def search(
         self,
@@ -294,14 +365,15 @@ class DenseIndex:
         """
         import numpy as np
 
-        keys, matrix, graph = view or self.view()
+        view = view or self.view()
+        keys, matrix, graph, reader = view
         n = keys.size
         q = np.asarray(query, dtype=np.float32)
         if n == 0 or k <= 0 or (eligible is not None and eligible.size == 0):
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
         subset = eligible is not None and eligible.size < n
         if graph is None or (subset and eligible is not None and eligible.size <= self.params.subset_limit):
-            return self._exact(keys, matrix, q, k, eligible if subset else None, min_score)
+            return self._exact(view, q, k, eligible if subset else None, min_score)
         allowed: npt.NDArray[np.bool_] | None = None
         if subset and eligible is not None:
             allowed = np.zeros(n, dtype=bool)
@@ -316,7 +388,7 @@ class DenseIndex:
             positions = positions[keys[positions] == found]
             if allowed is not None:
                 positions = positions[allowed[positions]]
-            scores = matrix[positions] @ q
+            positions, scores = _score(keys, matrix, reader, positions, q)
             # done with k eligible hits, or once the graph's candidates fall below the floor (everything
             # above it is in); a short answer from the graph is not proof of absence: widen, then go exact
             below = scores.size > 0 and float(scores.min()) < min_score
@@ -325,14 +397,18 @@ class DenseIndex:
             if want >= n:
                 break
             want = min(n, want * 4)
-        return self._exact(keys, matrix, q, k, eligible if subset else None, min_score)
+        return self._exact(view, q, k, eligible if subset else None, min_score)
 
-    @staticmethod
     def _exact(
-        keys: I64, matrix: F32, q: F32, k: int, eligible: Positions | None, min_score: float
+        self, view: DenseView, q: F32, k: int, eligible: Positions | None, min_score: float
     ) -> tuple[Positions, F32]:
         import numpy as np
 
+        keys, matrix, _, reader = view
+        if matrix is None:  # rows read on demand: an eligible subset's rows are kept for the next query
+            assert reader is not None, "a view without a matrix has a reader"
+            positions, scores = self._read_scores(keys, reader, eligible, q)
+            return _top(keys, positions, scores, k, min_score)
         if eligible is None:
             positions = np.arange(keys.size, dtype=np.intp)
             scores = matrix @ q
@@ -343,6 +419,91 @@ class DenseIndex:
             positions = eligible
             scores = (matrix @ q)[eligible]
         return _top(keys, positions, scores, k, min_score)
+
+    def _read_scores(
+        self, keys: I64, reader: VectorReader, eligible: Positions | None, q: F32
+    ) -> tuple[Positions, F32]:
+        """Exact scores of the rows at *eligible* (or all) that could be read, with their positions. Rows
+        are read in batches and only scored, except a subset's small enough to keep (most recent first, up
+        to :data:`SUBSET_CACHE_BYTES`) for the next query with the same eligible set, until the next sync."""
+        import numpy as np
+
+        with self._lock:
+            if keys is self._keys:
+                for entry in self._subsets:
+                    if entry[0] is eligible or (
+                        eligible is not None and entry[0].size == eligible.size and np.array_equal(entry[0], eligible)
+                    ):
+                        return entry[1], entry[2] @ q
+        positions = np.arange(keys.size, dtype=np.intp) if eligible is None else eligible
+        keep = eligible is not None and eligible.size * q.size * 4 <= SUBSET_CACHE_BYTES
+        found: list[I64] = []
+        scores: list[F32] = []
+        kept: list[F32] = []
+        for lo in range(0, positions.size, _READ_BATCH):
+            got, rows = reader(keys[positions[lo : lo + _READ_BATCH]])
+            rows = rows.reshape(got.size, q.size)
+            found.append(got)
+            scores.append(rows @ q)
+            if keep:
+                kept.append(rows)
+        if found:
+            positions = positions[_present(keys[positions], np.concatenate(found))]
+        all_scores = np.concatenate(scores) if scores else np.zeros(0, dtype=np.float32)
+        if keep and eligible is not None:
+            rows = np.concatenate(kept) if kept else np.zeros((0, q.size), dtype=np.float32)
+            with self._lock:
+                if keys is self._keys:  # not synced meanwhile
+                    cached = [(eligible, positions, rows)]
+                    for entry in self._subsets:
+                        if sum(e[2].nbytes for e in cached) + entry[2].nbytes > SUBSET_CACHE_BYTES:
+                            break
+                        cached.append(entry)
+                    self._subsets = cached
+        return positions, all_scores
+
+
+def _matrix_reader(keys: I64, matrix: F32) -> VectorReader:
+    """A :data:`VectorReader` over a matrix held in memory (rows aligned with sorted *keys*)."""
+    import numpy as np
+
+    def read(wanted: I64) -> tuple[I64, F32]:
+        if wanted.size == keys.size and np.array_equal(wanted, keys):
+            return keys, matrix
+        positions = np.minimum(np.searchsorted(keys, wanted), max(0, keys.size - 1))
+        ok = keys[positions] == wanted if keys.size else np.zeros(wanted.size, dtype=bool)
+        return wanted[ok], matrix[positions[ok]]
+
+    return read
+
+
+def _present(asked: I64, found: I64) -> npt.NDArray[np.bool_]:
+    """Which of *asked* are in *found* (a subsequence of *asked*, as a :data:`VectorReader` answers)."""
+    import numpy as np
+
+    if found.size == asked.size:
+        return np.ones(asked.size, dtype=bool)
+    return np.isin(asked, found, assume_unique=True)
+
+
+def _absent(keys: I64, missing: I64) -> npt.NDArray[np.bool_]:
+    """Which of the sorted *keys* are not in *missing*."""
+    import numpy as np
+
+    if missing.size == 0:
+        return np.ones(keys.size, dtype=bool)
+    return ~np.isin(keys, missing, assume_unique=True)
+
+
+def _score(
+    keys: I64, matrix: F32 | None, reader: VectorReader | None, positions: Positions, q: F32
+) -> tuple[Positions, F32]:
+    """Exact scores of the rows at *positions*, from the matrix or read; rows gone meanwhile drop out."""
+    if matrix is not None:
+        return positions, matrix[positions] @ q
+    assert reader is not None, "a view without a matrix has a reader"
+    found, rows = reader(keys[positions])
+    return positions[_present(keys[positions], found)], rows.reshape(found.size, q.size) @ q
 
 
 def _top(keys: I64, positions: Positions, scores: F32, k: int, min_score: float) -> tuple[Positions, F32]:

@@ -13,13 +13,17 @@ as a mapping of terms to weights (what pseudo-relevance feedback builds): each t
 weight. A language-aware analyzer (the default, ``"auto"``) analyses each indexed text in its own
 language (given with the text, or detected) and a query for the languages the index holds.
 
-Layout. Each term has a postings list: document slots (``int32``) and term frequencies
-(``float32``). Upserts append to a pending buffer; the first search after a change merges it into
-the per-term numpy arrays (copy-on-write, so searches already running keep a consistent view),
-recomputes the per-slot length norms, and freezes a :class:`_View`. Removed documents are
-tombstoned (masked at query time) and the postings are compacted once a quarter of the slots is dead.
-A query gathers each term's postings, adds its cached ``idf · tf / (tf + norm)`` contributions into a
-dense score array, masks tombstones or restricts to the ``allowed`` slots, and picks the top ``k``
+Layout. Each term has a postings list: document slots (``int32``) and term frequencies (``uint16``;
+``float32`` for postings merged together with a document that holds a term more than 65,535 times).
+Upserts append to a pending buffer; the first search after a change merges it into the per-term numpy
+arrays (copy-on-write, so searches already running keep a consistent view), recomputes the per-slot
+length norms, and freezes a :class:`_View`. Removed documents are tombstoned (masked at query time)
+and the postings are compacted once a quarter of the slots is dead. A term's document frequency is
+its postings' length less their tombstoned slots, counted per view when first needed: no per-document
+list of terms is kept (on the 1M-chunk SciFact store that list alone took ~340 MB).
+A query gathers each term's postings, adds its ``idf · tf / (tf + norm)`` contributions (cached per
+view, least recently used dropped past :data:`CONTRIBUTION_CACHE_BYTES`) into a dense score array,
+masks tombstones or restricts to the ``allowed`` slots, and picks the top ``k``
 with ``np.partition``: no per-document Python in the query path.
 """
 
@@ -46,11 +50,25 @@ if TYPE_CHECKING:
     I32 = npt.NDArray[np.int32]
     F32 = npt.NDArray[np.float32]
     F64 = npt.NDArray[np.float64]
+    TF = npt.NDArray[np.uint16] | npt.NDArray[np.float32]  # term frequencies (uint16 unless too large)
 
 __all__ = ["Bm25Index", "KeywordQuery"]
 
 _COMPACT_FRACTION = 0.25  # compact once this share of the slots is tombstoned
 _EAGER_POSTINGS = 4_000_000  # up to this many postings, a new view computes every contribution at once
+_TF_MAX = 65_535  # term frequencies up to this are kept as uint16
+#: The contributions a view keeps (least recently used terms go first): all of them up to ~30M postings,
+#: the terms queries use beyond (at 1M chunks every term's would take ~240 MB).
+CONTRIBUTION_CACHE_BYTES = 128 << 20
+
+
+def tf_array(counts: npt.NDArray[np.int64] | npt.NDArray[np.uint32]) -> TF:
+    """Term frequencies as stored: ``uint16`` when they fit, else ``float32`` (both exact for counts)."""
+    import numpy as np
+
+    if counts.size and int(counts.max()) > _TF_MAX:
+        return counts.astype(np.float32)
+    return counts.astype(np.uint16)
 
 
 @dataclass(eq=False)
@@ -61,12 +79,26 @@ class _View:
     ids: list[str]  # slot -> chunk id (append-only within one compaction epoch)
     slot_of: dict[str, int]  # live chunk id -> slot (later upserts add to it: see _ranking.allowed_slots)
     slots: list[I32]  # term id -> posting slots
-    tfs: list[F32]  # term id -> term frequencies, aligned with ``slots``
-    df: npt.NDArray[np.int64]  # term id -> live document frequency
+    tfs: list[TF]  # term id -> term frequencies, aligned with ``slots``
     n_docs: int
     norm: F64  # slot -> k1 · (1 - b + b · dl / avgdl)
     dead: npt.NDArray[np.intp]  # tombstoned slots
-    cache: dict[int, F32] = field(default_factory=dict)  # term id -> idf-weighted contributions
+    dead_mask: npt.NDArray[np.bool_] | None  # slot -> tombstoned (None when there are none)
+    cache: dict[int, F32] = field(default_factory=dict)  # term id -> contributions, least recently used first
+    cached_bytes: int = 0
+    dfs: dict[int, int] = field(default_factory=dict)  # term id -> live document frequency, once counted
+
+    def df(self, tid: int) -> int:
+        """Live documents holding term *tid*: its postings less the tombstoned ones."""
+        slots = self.slots[tid]
+        if self.dead_mask is None:
+            return int(slots.size)
+        got = self.dfs.get(tid)
+        if got is None:
+            import numpy as np
+
+            got = self.dfs[tid] = int(slots.size) - int(np.count_nonzero(self.dead_mask[slots]))
+        return got
 
     def precompute(self) -> None:
         """Every term's contributions at once (one vectorised pass), for an index small enough that this
@@ -77,21 +109,39 @@ class _View:
         total = int(sizes.sum())
         if total == 0 or total > _EAGER_POSTINGS:
             return
+        slots = np.concatenate(self.slots)
+        df = sizes
+        if self.dead_mask is not None:
+            terms = np.repeat(np.arange(sizes.size), sizes)
+            df = sizes - np.bincount(terms[self.dead_mask[slots]], minlength=sizes.size)
         n = self.n_docs  # the same arithmetic as contribution(), term for term: identical scores either way
-        idf = np.array([math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in self.df.astype(float).tolist()])
-        slots, tfs = np.concatenate(self.slots), np.concatenate(self.tfs)
+        idf = np.array([math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for d in df.astype(float).tolist()])
+        tfs = np.concatenate(self.tfs).astype(np.float32, copy=False)
         values = (tfs * np.repeat(idf.astype(np.float32), sizes) / (tfs + self.norm[slots])).astype("float32")
         self.cache.update(enumerate(np.split(values, np.cumsum(sizes)[:-1])))
+        self.cached_bytes = values.nbytes
 
     def contribution(self, tid: int) -> F32:
-        """``idf · tf / (tf + norm)`` for every posting of term *tid* (computed once per view)."""
-        got = self.cache.get(tid)
+        """``idf · tf / (tf + norm)`` for every posting of term *tid* (kept per view, within
+        :data:`CONTRIBUTION_CACHE_BYTES`; the same values whenever they are computed)."""
+        cache = self.cache
+        got = cache.pop(tid, None)  # taken out and put back: the most recently used go last
         if got is None:
-            df = float(self.df[tid])
+            import numpy as np
+
+            df = float(self.df(tid))
             idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
-            tf = self.tfs[tid]
+            tf = np.asarray(self.tfs[tid], dtype=np.float32)  # float32 arithmetic whatever the stored dtype
             got = (tf * idf / (tf + self.norm[self.slots[tid]])).astype("float32")
-            self.cache[tid] = got
+            self.cached_bytes += got.nbytes
+            while self.cached_bytes > CONTRIBUTION_CACHE_BYTES and cache:  # searches share a view: no lock,
+                try:  # so another thread may have taken an entry first
+                    old = cache.pop(next(iter(cache)), None)
+                except (StopIteration, RuntimeError):
+                    break
+                if old is not None:
+                    self.cached_bytes -= old.nbytes
+        cache[tid] = got
         return got
 
 
@@ -105,7 +155,6 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
     scale = "BM25"
 
     def __init__(self, analyzer: str | Analyzer = "default", *, k1: float = 1.5, b: float = 0.75) -> None:
-        import numpy as np
 
         if not (isinstance(k1, int | float) and math.isfinite(k1) and k1 >= 0):
             raise ConfigError.invalid("k1", k1, "a finite number >= 0 (Lucene's default is 1.2, ours 1.5)")
@@ -122,20 +171,24 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         self._b = float(b)
         self._lock = threading.RLock()
         self._vocab: dict[str, int] = {}
-        self._df = np.zeros(0, dtype=np.int64)
         self._ids: list[str] = []
         self._slot_of: dict[str, int] = {}
         self._dl = array("q")  # slot -> document length in tokens (a flat buffer numpy copies at once)
-        self._doc_terms: list[I32 | None] = []  # slot -> its distinct term ids (None once removed)
         self._lang: list[str | None] = []  # slot -> the language its text was analysed in
         self._languages: Counter[str] = Counter()  # live texts per known language
         self._languages_view: dict[str, int] | None = None  # a frozen copy for queries (None after a change)
         self._total_len = 0
         self._dead: list[int] = []
-        self._pending: list[tuple[int, I32, F32]] = []  # (slot, term ids, tfs) not yet in postings
+        # Upserts not yet in the postings, as flat buffers (no small objects per document to fragment
+        # the heap): each pending document's slot and number of distinct terms, then its term ids and tfs.
+        self._pending_docs = array("i")
+        self._pending_sizes = array("i")
+        self._pending_tids = array("i")
+        self._pending_tfs = array("I")
         self._slots: list[I32] = []
-        self._tfs: list[F32] = []
+        self._tfs: list[TF] = []
         self._view: _View | None = None
+        self._built = False  # a view was frozen since the index was made or loaded
 
     # -- properties -----------------------------------------------------------------------------
 
@@ -187,52 +240,45 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
             self._add_counts(analyzed)
 
     def _add_counts(self, docs: list[tuple[str, Counter[str], str | None]]) -> None:
-        import numpy as np
 
         with self._lock:
             vocab = self._vocab
-            removed: list[I32] = []
-            new_tids: list[I32] = []
             for cid, counts, language in docs:
                 old = self._slot_of.get(cid)
                 if old is not None:
-                    removed.append(self._kill(old))
+                    self._kill(old)
                 tids: list[int] = []
                 for term in counts:
                     tid = vocab.get(term)
                     if tid is None:
                         tid = vocab[term] = len(vocab)
                     tids.append(tid)
-                tid_arr = np.array(tids, dtype=np.int32)
-                tf_arr = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
                 slot = len(self._ids)
                 self._ids.append(cid)
                 self._slot_of[cid] = slot
-                length = int(tf_arr.sum())
+                self._pending_docs.append(slot)
+                self._pending_sizes.append(len(tids))
+                self._pending_tids.extend(tids)
+                self._pending_tfs.extend(counts.values())
+                length = sum(counts.values())
                 self._dl.append(length)
                 self._total_len += length
-                self._doc_terms.append(tid_arr)
                 self._lang.append(language)
                 if language:
                     self._languages[language] += 1
                     self._languages_view = None
-                self._pending.append((slot, tid_arr, tf_arr))
-                new_tids.append(tid_arr)
-            self._adjust_df(new_tids, +1)
-            if removed:
-                self._adjust_df(removed, -1)
             self._view = None
 
     def remove(self, ids: Iterable[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
         with self._lock:
-            gone: list[I32] = []
+            gone = False
             for cid in ids:
                 slot = self._slot_of.get(cid)
                 if slot is not None:
-                    gone.append(self._kill(slot))
+                    self._kill(slot)
+                    gone = True
             if gone:
-                self._adjust_df(gone, -1)
                 self._view = None
 
     def clear(self) -> None:
@@ -240,12 +286,9 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         with self._lock:
             self.remove(list(self._slot_of))
 
-    def _kill(self, slot: int) -> I32:
-        """Tombstone the live *slot* (the lock is held); returns its term ids for the df update."""
+    def _kill(self, slot: int) -> None:
+        """Tombstone the live *slot* (the lock is held)."""
         del self._slot_of[self._ids[slot]]
-        terms = self._doc_terms[slot]
-        assert terms is not None, "only live slots are in slot_of"
-        self._doc_terms[slot] = None
         language = self._lang[slot]
         if language:
             self._languages_view = None
@@ -254,19 +297,9 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
                 del self._languages[language]
         self._total_len -= self._dl[slot]
         self._dead.append(slot)
-        return terms
 
-    def _adjust_df(self, term_lists: list[I32], sign: int) -> None:
-        import numpy as np
-
-        n_terms = len(self._vocab)
-        if self._df.size < n_terms:
-            grown = np.zeros(max(n_terms, 2 * self._df.size), dtype=np.int64)
-            grown[: self._df.size] = self._df
-            self._df = grown
-        if term_lists:
-            counts = np.bincount(np.concatenate(term_lists), minlength=n_terms)
-            self._df[: counts.size] += sign * counts
+    def _alive(self, slot: int) -> bool:
+        return self._slot_of.get(self._ids[slot]) == slot
 
     # -- consolidation --------------------------------------------------------------------------
 
@@ -277,11 +310,14 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
             return view
         with self._lock:
             if self._view is None:
+                bulk = self._built is False or 2 * len(self._pending_docs) >= len(self._ids)
                 self._merge_pending()
                 if self._dead and len(self._dead) > _COMPACT_FRACTION * len(self._ids):
                     self._compact()
                 self._view = self._freeze()
-                self._view.precompute()
+                if bulk:  # after a build or a bulk load only: a few upserts leave it lazy (a query's terms)
+                    self._view.precompute()
+                self._built = True
             return self._view
 
     def _merge_pending(self) -> None:
@@ -289,15 +325,22 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
 
         n_terms = len(self._vocab)
         slots, tfs = list(self._slots), list(self._tfs)  # copy-on-write: old views keep theirs
-        empty_i, empty_f = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        empty_i, empty_f = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint16)
         slots.extend([empty_i] * (n_terms - len(slots)))
         tfs.extend([empty_f] * (n_terms - len(tfs)))
-        pending = [p for p in self._pending if self._doc_terms[p[0]] is not None]  # skip ones removed since
-        self._pending = []
-        if any(p[1].size for p in pending):
-            tids = np.concatenate([p[1] for p in pending])
-            freq = np.concatenate([p[2] for p in pending])
-            owner = np.repeat(np.array([p[0] for p in pending], dtype=np.int32), [p[1].size for p in pending])
+        docs = np.array(self._pending_docs, dtype=np.int32)
+        sizes = np.array(self._pending_sizes, dtype=np.int64)
+        tids = np.frombuffer(self._pending_tids, dtype=np.int32)  # the buffers are replaced below, not reused
+        counts = np.frombuffer(self._pending_tfs, dtype=np.uint32)
+        self._pending_docs, self._pending_sizes = array("i"), array("i")
+        self._pending_tids, self._pending_tfs = array("i"), array("I")
+        owner = np.repeat(docs, sizes)
+        alive = np.fromiter((self._alive(d) for d in docs.tolist()), dtype=bool, count=docs.size)
+        if not alive.all():  # skip the documents removed (or replaced) since
+            keep = np.repeat(alive, sizes)
+            tids, counts, owner = tids[keep], counts[keep], owner[keep]
+        if tids.size:
+            freq = tf_array(counts)
             order = np.argsort(tids, kind="stable")  # slots stay ascending within each term
             tids, freq, owner = tids[order], freq[order], owner[order]
             starts = np.flatnonzero(np.diff(tids, prepend=-1))
@@ -319,7 +362,7 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         alive[np.array(self._dead, dtype=np.intp)] = False
         renumber = (np.cumsum(alive) - 1).astype(np.int32)
         slots: list[I32] = []
-        tfs: list[F32] = []
+        tfs: list[TF] = []
         for s, f in zip(self._slots, self._tfs, strict=True):
             keep = alive[s]
             slots.append(renumber[s[keep]])
@@ -329,7 +372,6 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         self._ids = [self._ids[i] for i in live]
         self._slot_of = {cid: i for i, cid in enumerate(self._ids)}
         self._dl = array("q", np.frombuffer(self._dl, dtype=np.int64)[live].tobytes())
-        self._doc_terms = [self._doc_terms[i] for i in live]
         self._lang = [self._lang[i] for i in live]
         self._dead = []
 
@@ -340,16 +382,21 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         avgdl = self._total_len / n_docs if n_docs and self._total_len else 1.0
         dl = np.frombuffer(self._dl, dtype=np.int64).astype(np.float64)
         norm = self._k1 * (1.0 - self._b + self._b * dl / avgdl)
+        dead = np.array(self._dead, dtype=np.intp)
+        dead_mask = None
+        if dead.size:
+            dead_mask = np.zeros(len(self._ids), dtype=bool)
+            dead_mask[dead] = True
         return _View(
             n_slots=len(self._ids),
             ids=self._ids,
             slot_of=self._slot_of,
             slots=self._slots,
             tfs=self._tfs,
-            df=self._df[: len(self._slots)].copy(),
             n_docs=n_docs,
             norm=norm,
-            dead=np.array(self._dead, dtype=np.intp),
+            dead=dead,
+            dead_mask=dead_mask,
         )
 
     # -- queries --------------------------------------------------------------------------------
@@ -379,12 +426,12 @@ class Bm25Index(RankedIndex["KeywordQuery"]):
         """
         import numpy as np
 
-        vocab, n_terms, df = self._vocab, len(view.slots), view.df
+        vocab, n_terms = self._vocab, len(view.slots)
         counts: dict[int, float] = {}
         weighted = query if isinstance(query, Mapping) else Counter(self.query_terms(query))
         for term, weight in weighted.items():
             tid = vocab.get(term)
-            if tid is not None and tid < n_terms and df[tid] > 0 and weight > 0:
+            if tid is not None and tid < n_terms and weight > 0 and view.df(tid) > 0:
                 counts[tid] = counts.get(tid, 0.0) + weight
         if not counts:
             return None

@@ -81,7 +81,7 @@ def save_snapshot(index: Bm25Index, path: str | PathLike[str]) -> None:
         doc_lang = np.array([code_of.get(index._lang[s] or "", -1) for s in live.tolist()], dtype=np.int16)
         terms: list[str] = []
         slot_parts: list[npt.NDArray[np.int32]] = []
-        tf_parts: list[npt.NDArray[np.float32]] = []
+        tf_parts: list[npt.NDArray[np.uint16] | npt.NDArray[np.float32]] = []
         for term, slots, tfs in zip(index._vocab, view.slots, view.tfs, strict=False):
             keep = alive[slots]
             if keep.any():
@@ -142,6 +142,8 @@ def load_snapshot(cls: type[Bm25Index], path: str | PathLike[str], analyzer: Ana
     """Read a snapshot written by :func:`save_snapshot` into a new ``cls`` instance."""
     import numpy as np
 
+    from ragwright.index.bm25 import tf_array
+
     z = _read(path)
     meta: dict[str, Any] = z["meta"]
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
@@ -177,9 +179,9 @@ def load_snapshot(cls: type[Bm25Index], path: str | PathLike[str], analyzer: Ana
     doc_len = z["doc_len"].astype(np.int64)
     languages = meta.get("languages", [])
     doc_lang = z["doc_lang"].astype(np.int64)
-    indptr = z["indptr"].astype(np.int64)
-    post_slots = z["post_slots"].astype(np.int32)
-    post_tf = z["post_tf"].astype(np.float32)
+    indptr = z["indptr"].astype(np.int64, copy=False)
+    post_slots = z["post_slots"].astype(np.int32, copy=False)
+    post_tf = tf_array(z["post_tf"])
     n_docs, n_terms = len(ids), len(terms)
     consistent = (
         doc_len.shape == (n_docs,)
@@ -210,30 +212,25 @@ def _restore(
     langs: list[str | None],
     indptr: npt.NDArray[np.int64],
     post_slots: npt.NDArray[np.int32],
-    post_tf: npt.NDArray[np.float32],
+    post_tf: npt.NDArray[np.uint16] | npt.NDArray[np.float32],
 ) -> None:
     """Fill the empty *index* from decoded snapshot arrays (no pending work, no tombstones)."""
     import numpy as np
 
-    n_docs, n_terms = len(ids), len(terms)
     bounds = indptr.tolist()
     pairs = list(itertools.pairwise(bounds))
-    term_of = np.repeat(np.arange(n_terms, dtype=np.int32), np.diff(indptr))
-    by_doc = np.argsort(post_slots, kind="stable")
-    per_doc = np.bincount(post_slots, minlength=n_docs)
     with index._lock:
         index._vocab = {term: i for i, term in enumerate(terms)}
-        index._df = np.diff(indptr).astype(np.int64)
-        index._ids = list(ids)
+        index._ids = ids
         index._slot_of = {cid: i for i, cid in enumerate(ids)}
         index._dl = array("q", doc_len.astype(np.int64).tobytes())
         index._total_len = int(doc_len.sum())
-        index._doc_terms = list(np.split(term_of[by_doc], np.cumsum(per_doc)[:-1])) if n_docs else []
         index._lang = langs
         index._languages = Counter(lang for lang in langs if lang)
         index._languages_view = None
         index._slots = [post_slots[a:z] for a, z in pairs]
         index._tfs = [post_tf[a:z] for a, z in pairs]
         index._dead = []
-        index._pending = []
+        index._pending_docs, index._pending_sizes = array("i"), array("i")
+        index._pending_tids, index._pending_tfs = array("i"), array("I")
         index._view = None

@@ -113,7 +113,7 @@ class SqliteCollections:
     _followed_at: tuple[int, int] | None
     _stale: str | None
     _local_writes: int
-    _matrix: Any
+    _rowids: Any
     _bm25: Any
     _eligible_cache: dict[str, Any]
     _allowed_cache: dict[str, Any]
@@ -210,7 +210,7 @@ class SqliteCollections:
             )
         log.info("alias_followed: %s %s -> %s", self.path, self._t.name, target)
         self._t, self._stale = Tables.of(target), None
-        self._matrix, self._bm25 = None, None
+        self._rowids, self._bm25 = None, None
         self._eligible_cache.clear()
         self._allowed_cache.clear()
         self._local_writes += 1
@@ -313,7 +313,7 @@ class SqliteCollections:
         store = SqliteStore(self.path, keyword_analyzer=self._analyzer.name)
         with store._lock:
             store._t, store._pinned = Tables.of(name), True
-            store._matrix, store._bm25 = None, None
+            store._rowids, store._bm25 = None, None
             store._local_writes += 1
         return store
 
@@ -368,8 +368,8 @@ class SqliteCollections:
         sparse = "sparse_vectors" if t.name == "main" else f"sparse_vectors__{t.name}"
         for table in (t.chunks, t.parents, t.documents, sparse):
             self._conn.execute(f"DROP TABLE IF EXISTS {table}")
-        snapshot = Path(f"{self.path}.{t.name}.ann")  # the dense graph's snapshot (derived state)
-        snapshot.unlink(missing_ok=True)
+        for suffix in (".ann", ".ann.keys.npz", ".ann.json", ".bm25", ".bm25.json"):  # derived state's snapshots
+            Path(f"{self.path}.{t.name}{suffix}").unlink(missing_ok=True)
 
     def _live_hash_sql(self) -> str:
         """SQL listing the content hashes any collection's live records refer to (staging is shared)."""

@@ -1,14 +1,17 @@
 """Dense and keyword search over an SQLite store (a mixin of :class:`SqliteStore`).
 
-Scoring runs on in-memory derived state — a matrix of the vectors and a BM25 index over the chunks'
-embedded text — reloaded when the file changed. The security and metadata filters are compiled to
-SQL and applied *before* top-k in both arms; the security-only eligible set is cached per identity
-until the next write.
+Scoring runs on in-memory derived state, reloaded when the file changed: the chunks' rowids, the dense
+index (a float32 matrix of the vectors below the ANN threshold; past it the HNSW graph alone, the
+candidates' vectors read back from the file to score them, see :mod:`ragwright.index.ann`) and a BM25
+index over the chunks' embedded text (kept in a snapshot beside large stores, see
+:mod:`ragwright.stores.sqlite.keyword`). The security and metadata filters are compiled to SQL and
+applied *before* top-k in both arms; the eligible sets are cached per filter until the next write.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -21,32 +24,42 @@ from ragwright.stores.base import Hit
 from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, Tables, chunk_from_row
 from ragwright.stores.sqlite.sql_filters import compile_filter, compile_security
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
     import numpy.typing as npt
 
     from ragwright.index import Analyzer, Bm25Index
-    from ragwright.index.ann import DenseIndex
+    from ragwright.index.ann import DenseIndex, VectorReader
     from ragwright.index.bm25 import KeywordQuery
 
 
 class SqliteSearch:
     """Search over the ``chunks`` table; the host class provides the connection, lock and state."""
 
+    path: Path
     _conn: sqlite3.Connection
     _lock: threading.RLock
     _analyzer: Analyzer
-    _matrix: npt.NDArray[np.float32] | None
-    _rowids: npt.NDArray[np.int64] | None
-    _matrix_version: tuple[int, int] | None
+    _rowids: npt.NDArray[np.int64] | None  # every chunk's rowid, sorted (positions index it)
+    _tags: npt.NDArray[np.uint32] | None  # crc32 of each rowid's chunk id (a reused rowid is noticed)
+    _matrix_version: tuple[int, int] | None  # the file version _rowids reflect
+    _dense_version: tuple[int, int] | None  # the file version the dense index reflects
     _eligible_cache: dict[str, npt.NDArray[np.intp]]
     _allowed_cache: dict[str, frozenset[str] | None]
-    _chunk_ids: list[str]
     _bm25: Bm25Index | None
-    _bm25_version: tuple[int, int] | None
+    _bm25_version: tuple[int, int] | None  # the file version _bm25 was last checked against
+    _bm25_at: int | None  # the index version _bm25 reflects (the change log catches it up from there)
+    _bm25_saved: int | None  # the index version of the BM25 snapshot on disk it started from, if any
     _t: Tables  # the physical collection's table names (collections.py)
 
     def _version(self) -> tuple[int, int]:  # pragma: no cover - provided by the host
+        raise NotImplementedError
+
+    def _meta(self, key: str) -> str | None:  # pragma: no cover - provided by the host
         raise NotImplementedError
 
     @property
@@ -54,27 +67,34 @@ class SqliteSearch:
         raise NotImplementedError
 
     # -- dense search ----------------------------------------------------------------------------------
-    def _load_matrix(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Vectors and rowids of every chunk, reloaded when the file changed (ours or another process)."""
+    def _load_rowids(self) -> npt.NDArray[np.int64]:
+        """Every chunk's rowid (sorted), reloaded when the file changed (ours or another process). Call
+        under the lock. Read from the chunk-id index: the rows themselves (vectors, texts) are not read."""
+        import zlib
+
         import numpy as np
 
         version = self._version()
-        if self._matrix is None or self._rowids is None or version != self._matrix_version:
-            rows = self._conn.execute(f"SELECT rowid, vector, chunk_id FROM {self._t.chunks} ORDER BY rowid").fetchall()
-            dim = self.embedding_model[1] if self.embedding_model else 0
-            self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            self._chunk_ids = [r[2] for r in rows]
-            blob = b"".join(r[1] for r in rows)
-            self._matrix = (
-                np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim)
-                if rows
-                else np.zeros((0, dim), dtype=np.float32)
-            )
-            self._matrix_version = version
+        if self._rowids is None or version != self._matrix_version:
+            rows = self._conn.execute(f"SELECT rowid, chunk_id FROM {self._t.chunks}").fetchall()
+            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            order = np.argsort(rowids, kind="stable")
+            tags = np.fromiter((zlib.crc32(r[1].encode()) for r in rows), dtype=np.uint32, count=len(rows))
+            del rows
+            self._rowids, self._tags = rowids[order], tags[order]
+            self._matrix_version, self._dense_version = version, None
             self._eligible_cache.clear()
             self._allowed_cache.clear()
-            self._sync_dense(dim)
-        return self._matrix, self._rowids
+        return self._rowids
+
+    def _load_dense(self) -> tuple[npt.NDArray[np.int64], DenseIndex]:
+        """The rowids and the dense index brought up to date with them (call under the lock)."""
+        rowids = self._load_rowids()
+        index = self._dense_index()
+        if self._dense_version != self._matrix_version:
+            self._sync_dense()
+            self._dense_version = self._matrix_version
+        return rowids, index
 
     def _dense_index(self) -> DenseIndex:
         """The exact/ANN index over the matrix (derived state; see :mod:`ragwright.index.ann`)."""
@@ -85,25 +105,52 @@ class SqliteSearch:
             index = self._dense = DenseIndex(getattr(self, "_ann_params", None))
         return index
 
-    def _sync_dense(self, dim: int) -> None:
-        """Bring the dense index up to date with the reloaded matrix (call under the lock). Past the
-        threshold the graph follows incrementally, by (rowid, crc32 of chunk id): a reused rowid is noticed.
-        Its snapshot lives beside the store file, one per physical collection."""
-        import zlib
+    def _sync_dense(self) -> None:
+        """Bring the dense index up to date with the reloaded rowids (call under the lock). Below the ANN
+        threshold it holds the float32 matrix; past it the graph follows incrementally, by (rowid, crc32 of
+        chunk id): a reused rowid is noticed, only added rows are read. Its snapshot lives beside the store
+        file, one per physical collection."""
         from pathlib import Path
 
-        import numpy as np
-
-        assert self._rowids is not None and self._matrix is not None
+        assert self._rowids is not None and self._tags is not None
         index = self._dense_index()
-        threshold = index.params.threshold
-        tags = None
-        if threshold is not None and (index.graph_size or self._rowids.size >= threshold):
-            tags = np.fromiter((zlib.crc32(c.encode()) for c in self._chunk_ids), np.uint32, len(self._chunk_ids))
+        model = self.embedding_model
+        dim = model[1] if model else 0
         path = str(getattr(self, "path", ":memory:"))
         index.snapshot = None if path in ("", ":memory:") else Path(f"{path}.{self._t.name}.ann")
-        model = self.embedding_model
-        index.sync(self._rowids, self._matrix, tags, tag=f"{self._t.name}:{model[0] if model else ''}:{dim}")
+        index.sync_rows(
+            self._rowids,
+            self._tags,
+            self._vector_reader(self._t.chunks, dim),
+            dim=dim,
+            tag=f"{self._t.name}:{model[0] if model else ''}:{dim}",
+        )
+
+    def _vector_reader(self, table: str, dim: int) -> VectorReader:
+        """Reads stored vectors of *table* by rowid (in the order asked; rows gone meanwhile drop out)."""
+        import numpy as np
+
+        def read(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+            if keys.size == 0:
+                return keys, np.zeros((0, dim), dtype=np.float32)
+            lo, hi = int(keys[0]), int(keys[-1])
+            with self._lock:
+                if keys.size > 256 and 0 <= hi - lo < 2 * keys.size and bool(np.all(keys[1:] > keys[:-1])):
+                    # a dense run of sorted rowids (a build or a full read): one range scan of the table
+                    rows = self._conn.execute(
+                        f"SELECT rowid, vector FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, hi)
+                    ).fetchall()
+                else:
+                    rows = self._conn.execute(
+                        f"SELECT rowid, vector FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
+                        (json.dumps(keys.tolist()),),
+                    ).fetchall()
+            got = dict(rows)
+            found = [key for key in keys.tolist() if key in got]
+            blob = b"".join([got[key] for key in found])
+            return np.array(found, dtype=np.int64), np.frombuffer(blob, dtype=np.float32).reshape(len(found), dim)
+
+        return read
 
     def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
         """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
@@ -113,7 +160,7 @@ class SqliteSearch:
         """
         import numpy as np
 
-        _, rowids = self._load_matrix()
+        rowids = self._load_rowids()
         params: list[Any] = []
         where = (
             compile_security(identity, "tenant", "acl", params)
@@ -163,20 +210,25 @@ class SqliteSearch:
         import numpy as np
 
         with self._lock:  # a consistent snapshot; the arrays are replaced on change, never mutated
-            matrix, rowids = self._load_matrix()
+            rowids, index = self._load_dense()
             positions = self._eligible_positions(identity, metadata_filter)
             table, version = self._t.chunks, self._matrix_version
-            view = self._dense_index().view()
-        if positions.size == 0 or matrix.shape[0] == 0:
+            view = index.view()
+        if positions.size == 0 or rowids.size == 0:
             return [], True
         # Exact below the ANN threshold or for a small eligible subset; HNSW with oversampling otherwise.
-        ranked, top_scores = self._dense_index().search(
-            np.asarray(vector, dtype=np.float32),
-            k,
-            eligible=None if positions.size == rowids.size else positions,
-            min_score=min_score,
-            view=view,
-        )
+        try:  # past the threshold the candidates' vectors are read from the snapshot's table
+            ranked, top_scores = index.search(
+                np.asarray(vector, dtype=np.float32),
+                k,
+                eligible=None if positions.size == rowids.size else positions,
+                min_score=min_score,
+                view=view,
+            )
+        except sqlite3.OperationalError:
+            if table == self._t.chunks:
+                raise
+            return [], False  # the collection was dropped after the alias moved: search the live one
         if ranked.size == 0:
             return [], True
         chosen = rowids[ranked].tolist()
@@ -206,19 +258,65 @@ class SqliteSearch:
         return self._analyzer.name
 
     def _keyword_index(self) -> Bm25Index:
-        """The BM25 index over every chunk's embedded text, rebuilt when the file changed."""
-        from ragwright.index import Bm25Index
+        """The BM25 index over every chunk's embedded text (call under the lock), up to date with the file:
+        kept in step with this object's own writes, caught up from the change log after other processes'
+        (or loaded from its snapshot and caught up), rebuilt only when the log does not reach back."""
+        from ragwright.stores.sqlite import keyword
 
-        self._load_matrix()
-        if self._bm25 is None or self._bm25_version != self._matrix_version:
-            index = Bm25Index(self._analyzer)
-            rows = self._conn.execute(
-                f"SELECT chunk_id, COALESCE(embed_text, text), json_extract(metadata, '$.language') "
-                f"FROM {self._t.chunks}"
-            ).fetchall()
-            index.upsert((r[0], r[1], r[2] if isinstance(r[2], str) else None) for r in rows)
-            self._bm25, self._bm25_version = index, self._matrix_version
-        return self._bm25
+        version = self._version()
+        index = self._bm25
+        if index is not None and self._bm25_version == version:
+            return index
+        table = self._t.chunks
+        self._conn.execute("BEGIN")  # one read transaction: the version, the log and the rows agree
+        try:
+            current = int(self._meta("index_version") or 0)
+            if (
+                index is None
+                or self._bm25_at is None
+                or not keyword.catch_up(self._conn, index, table, self._t.name, self._bm25_at, current)
+            ):
+                index = self._open_keyword_index(current)
+        finally:
+            self._conn.execute("COMMIT")
+        self._bm25, self._bm25_version, self._bm25_at = index, version, current
+        return index
+
+    def _open_keyword_index(self, current: int) -> Bm25Index:
+        """The snapshot's index caught up to *current*, or a new one built from the rows (and saved when
+        the store is large); inside the read transaction of :meth:`_keyword_index`."""
+        from ragwright.stores.sqlite import keyword
+
+        table = self._t.chunks
+        path = keyword.snapshot_path(self.path, self._t.name)
+        (count,) = self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+        loaded = keyword.load_snapshot(path, self._analyzer, table)
+        if loaded is not None:
+            index, at = loaded
+            if keyword.catch_up(self._conn, index, table, self._t.name, at, current) and len(index) == count:
+                self._bm25_saved = at
+                return index
+            log.info("keyword_snapshot_stale: %s is past the change log (rebuilding)", path)
+        index = keyword.build_index(self._conn, table, self._analyzer)
+        self._bm25_saved = None
+        if len(index) >= keyword.SNAPSHOT_MIN_CHUNKS and keyword.save_snapshot(index, path, current, table):
+            self._bm25_saved = current
+        return index
+
+    def _save_keyword_snapshot(self) -> bool:
+        """Write the BM25 snapshot when a large index has moved on far enough (or at all, when no snapshot
+        matches it) since it was loaded or saved (call under the lock, before closing); True if written."""
+        from ragwright.stores.sqlite import keyword
+
+        index, at, saved = self._bm25, self._bm25_at, self._bm25_saved
+        if index is None or at is None or len(index) < keyword.SNAPSHOT_MIN_CHUNKS or at == saved:
+            return False
+        if saved is not None and at - saved < keyword.SAVE_AFTER_CHANGES:
+            return False  # the next open catches up from the log: cheaper than writing the snapshot now
+        written = keyword.save_snapshot(index, keyword.snapshot_path(self.path, self._t.name), at, self._t.chunks)
+        if written:
+            self._bm25_saved = at
+        return written
 
     def search_keyword(
         self,
@@ -257,12 +355,19 @@ class SqliteSearch:
             + compile_filter(metadata_filter, "metadata", params)
         )
         key = _filter_key(identity, where, params)
+        positions = self._eligible_positions(identity, metadata_filter)  # also drops stale cached sets
         if key in self._allowed_cache:
             return self._allowed_cache[key]
-        positions = self._eligible_positions(identity, metadata_filter)
-        allowed = (
-            None if positions.size == len(self._chunk_ids) else frozenset(self._chunk_ids[int(p)] for p in positions)
-        )
+        rowids = self._load_rowids()
+        allowed: frozenset[str] | None = None
+        if positions.size != rowids.size:
+            allowed = frozenset(
+                r[0]
+                for r in self._conn.execute(
+                    f"SELECT chunk_id FROM {self._t.chunks} WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(rowids[positions].tolist()),),
+                )
+            )
         if len(self._allowed_cache) > _CACHED_SETS:
             self._allowed_cache.clear()
         self._allowed_cache[key] = allowed

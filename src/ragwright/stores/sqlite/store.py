@@ -3,7 +3,8 @@
 Holds documents (the registry), chunks, typed metadata (JSON) and vectors (float32 BLOBs). Reopening
 the file restores everything without re-ingestion. Metadata and security filters are compiled to SQL
 and applied before top-k; scoring runs on an in-memory matrix of the vectors, reloaded when the file
-changes (also when another process wrote it: ``PRAGMA data_version``).
+changes (also when another process wrote it: ``PRAGMA data_version``); past the ANN threshold the
+float32 vectors stay in the file and only the HNSW graph is in memory (see ``search.py``).
 
 ``collection`` is the stale-data guard of seed 000: when a name is given and the file holds a
 different one, every persisted row is wiped before use (logged as ``collection_mismatch_wiped``).
@@ -63,6 +64,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Entries of the change log (``chunk_changes``) kept: a BM25 snapshot older than this is rebuilt.
+_KEEP_CHANGES = 100_000
+_PRUNE_EVERY = 1_000
+
 
 class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
     """A ragwright store in one SQLite file. Thread-safe (one connection behind a lock)."""
@@ -88,14 +93,16 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         except OSError as exc:
             raise StoreError(f"cannot create the folder for the store {self.path}: {exc.strerror}") from exc
         self._lock = threading.RLock()
-        self._matrix: npt.NDArray[np.float32] | None = None
         self._rowids: npt.NDArray[np.int64] | None = None
+        self._tags: npt.NDArray[np.uint32] | None = None
         self._matrix_version: tuple[int, int] | None = None
+        self._dense_version: tuple[int, int] | None = None
         self._eligible_cache: dict[str, npt.NDArray[np.intp]] = {}
         self._allowed_cache: dict[str, frozenset[str] | None] = {}
-        self._chunk_ids: list[str] = []
         self._bm25: Bm25Index | None = None
         self._bm25_version: tuple[int, int] | None = None
+        self._bm25_at: int | None = None
+        self._bm25_saved: int | None = None
         self._local_writes = 0
         # The physical collection read and written (see collections.py): the alias's, re-read when the
         # file changes; a pinned store (building a reindex) never moves.
@@ -185,6 +192,18 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
         )
 
+    def _log_change(self, document_id: str, removed: Sequence[str]) -> int:
+        """Log the chunk write just made (after :meth:`_bump_index_version`, in its transaction) in
+        ``chunk_changes``, pruning old entries now and then; returns the index version it produced."""
+        version = int(self._meta("index_version") or 0)
+        self._conn.execute(
+            "INSERT OR REPLACE INTO chunk_changes(version, collection, document_id, removed) VALUES (?, ?, ?, ?)",
+            (version, self._t.name, document_id, json.dumps(list(removed))),
+        )
+        if version % _PRUNE_EVERY == 0:
+            self._conn.execute("DELETE FROM chunk_changes WHERE version <= ?", (version - _KEEP_CHANGES,))
+        return version
+
     def index_version(self) -> int:
         """Bumped by every chunk write, delete and ACL update (by any process); cache keys include it."""
         with self._lock:
@@ -270,8 +289,9 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 )
                 self._write_record(record)
                 self._bump_index_version()
+                version = self._log_change(record.document_id, superseded)
                 self._local_writes += 1
-            self._sync_keyword(in_sync, superseded, [keyword_entry(c) for c in chunks])
+            self._sync_keyword(in_sync, version, superseded, [keyword_entry(c) for c in chunks])
 
     def remove_document(self, document_id: str) -> int:
         with self._lock:
@@ -289,8 +309,9 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 if rec is not None:
                     self._write_record(deleted_record(rec))
                 self._bump_index_version()
+                version = self._log_change(document_id, ids)
                 self._local_writes += 1
-            self._sync_keyword(in_sync, ids, [])
+            self._sync_keyword(in_sync, version, ids, [])
         return len(ids)
 
     # -- staging: raw bytes and parsed documents by content hash ------------------------------------------
@@ -361,8 +382,9 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                     (tenant, json.dumps(list(acl)), document_id),
                 )
                 self._bump_index_version()
+                version = self._log_change(document_id, [])
                 self._local_writes += 1
-            self._sync_keyword(in_sync, [], [])
+            self._sync_keyword(in_sync, version, [], [])
         return int(cur.rowcount)
 
     def check_integrity(self) -> list[str]:
@@ -407,13 +429,16 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
     def _keyword_in_sync(self) -> bool:
         return self._bm25 is not None and self._bm25_version == self._version()
 
-    def _sync_keyword(self, in_sync: bool, removed: list[str], upserted: list[tuple[str, str, str | None]]) -> None:
-        """Apply a committed write to the BM25 index incrementally, or drop it to rebuild later."""
-        if not in_sync or self._bm25 is None:
-            self._bm25 = None
+    def _sync_keyword(
+        self, in_sync: bool, version: int, removed: list[str], upserted: list[tuple[str, str, str | None]]
+    ) -> None:
+        """Apply a committed write (which produced index *version*) to the BM25 index when the index was
+        up to date just before it; otherwise the next search catches up from the change log."""
+        if not in_sync or self._bm25 is None or self._bm25_at != version - 1:
             return
         self._bm25.remove(removed)
         self._bm25.upsert(upserted)
+        self._bm25_at = version
         self._bm25_version = self._version()
 
     def record(self, record: DocumentRecord) -> None:
@@ -518,6 +543,10 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             dense = getattr(self, "_dense", None)
             if dense is not None:
                 dense.save()  # the ANN graph's snapshot, when it changed since it was last written
+            try:
+                self._save_keyword_snapshot()  # the BM25 index's, likewise (large stores only)
+            except (sqlite3.Error, StoreError) as exc:  # never a reason not to close
+                log.warning("keyword_snapshot_failed: %s: %s", self.path, exc)
             self._conn.close()
 
     def __enter__(self) -> SqliteStore:

@@ -287,6 +287,9 @@ def main() -> None:
     losses = {l2: log_loss(y, out_of_fold(x, y, groups, l2)) for l2 in grid}
     l2 = min(losses, key=lambda k: losses[k])
     oof = out_of_fold(x, y, groups, l2)
+    # the out-of-fold probabilities by question id: the lexical input of tools/pair_signal.py's stacked model
+    oof_ids = {s.qa.id: round(float(p), 6) for s, p in zip(samples, oof, strict=True)}
+    (args.work / "oof.json").write_text(json.dumps(oof_ids) + "\n", encoding="utf-8")
     squad_only = ~np.char.startswith(groups.astype(str), "off:")
     threshold, oof_three = best_threshold(y, oof, ~squad_only)
     oof_bacc = balanced_accuracy(y, oof, threshold)

@@ -1,8 +1,13 @@
 """The answerability model gates the LLM answer: it declines before spending generation."""
 
+import pytest
+
+from ragwright.errors import GenerationError
+from ragwright.generate import llm_answer
+from ragwright.generate.answerability import LogisticModel
 from ragwright.generate.llm_answer import LlmAnswerer
 from ragwright.model.chunk import Chunk
-from ragwright.model.results import SearchResult
+from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders import default_embedder
 from ragwright.options import RagOptions
 from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
@@ -30,3 +35,64 @@ def test_off_or_another_embedder_leaves_the_decision_to_the_model() -> None:
     other = LlmAnswerer(chat, embedder=HashingEmbedder()).answer("How long do ducks live?", SOURCES, RagOptions())
     assert not off.declined and not other.declined and len(chat.calls) == 2
     assert off.answerability is None and other.answerability is None
+
+
+class YesNoChat(ScriptedChat):
+    """A scripted chat model that also reads yes/no (the pair signal), with a fixed P(yes)."""
+
+    def __init__(self, yes: float | Exception, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.yes, self.scored = yes, []  # type: list[str]
+
+    def format_chat(self, messages: object) -> str:
+        return "\n".join(m.content for m in messages)  # type: ignore[attr-defined]
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return " ".join(text.split()[:max_tokens])
+
+    def yes_probabilities(self, prompts: list[str]) -> list[float]:
+        self.scored.extend(prompts)
+        if isinstance(self.yes, Exception):
+            raise self.yes
+        return [self.yes] * len(prompts)
+
+
+STACKED = LogisticModel(("lex_logit", "pair_logit"), (0.0, 0.0), (1.0, 1.0), (0.5, 1.0), 0.0, threshold=0.5)
+QUESTION = "When was IBM founded?"
+
+
+def answer_with(chat: YesNoChat, monkeypatch: pytest.MonkeyPatch, weights: LogisticModel | None) -> RagResponse:
+    monkeypatch.setattr(llm_answer, "pair_model", lambda name: weights)
+    return LlmAnswerer(chat, embedder=default_embedder()).answer(QUESTION, SOURCES, RagOptions())
+
+
+def test_the_lexical_gate_alone_lets_this_question_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = YesNoChat(0.01, default="In 1911 [Source 1].")
+    response = answer_with(chat, monkeypatch, None)  # no pair weights for this model: lexical only
+    assert not response.declined and chat.scored == [] and len(chat.calls) == 1
+
+
+def test_the_chat_models_no_declines_before_generating(monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = YesNoChat(0.01, default="In 1911 [Source 1].")
+    response = answer_with(chat, monkeypatch, STACKED)
+    assert response.declined and response.decline_reason == "answerability_pair"
+    assert chat.calls == [] and len(chat.scored) == 1
+    assert QUESTION in chat.scored[0] and "1911" in chat.scored[0]  # the question and its best evidence
+    assert response.answerability is not None and response.answerability < 0.5
+    assert "answerability_pair_s" in response.timings
+
+
+def test_the_chat_models_yes_lets_it_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = YesNoChat(0.99, default="In 1911 [Source 1].")
+    response = answer_with(chat, monkeypatch, STACKED)
+    assert not response.declined and len(chat.calls) == 1
+    assert response.answerability is not None and response.answerability > 0.5
+
+
+def test_a_failed_pair_reading_leaves_the_decision_to_the_lexical_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    chat = YesNoChat(GenerationError("boom"), default="In 1911 [Source 1].")
+    response = answer_with(chat, monkeypatch, STACKED)
+    assert not response.declined and len(chat.calls) == 1 and len(chat.scored) == 1

@@ -28,17 +28,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ragwright.generate.answerability import applies_to, judge
+from ragwright.errors import GenerationError
+from ragwright.generate.answerability import Verdict, applies_to, judge
 from ragwright.generate.citations import check_citations, is_refusal, without_citations
-from ragwright.generate.evidence import EmbeddingCache, gather
+from ragwright.generate.evidence import EmbeddingCache, Evidence, gather
 from ragwright.generate.extractive import NO_SOURCES
+from ragwright.generate.pair import pair_model, pair_probability, stacked_features
 from ragwright.generate.prompt import DECLINE_SENTENCE, PromptObserver, build_messages, notify
 from ragwright.generate.question import analyze
 from ragwright.generate.stream import AnswerRun, AnswerStream, drain
 from ragwright.generate.verify import verify_groundedness
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
-from ragwright.models.llms.base import ChatModel, Message, Usage
+from ragwright.models.llms.base import ChatModel, Message, Usage, YesNoScorer
 from ragwright.options import RagOptions
 
 log = logging.getLogger(__name__)
@@ -88,8 +90,10 @@ class LlmAnswerer:
         *,
         observer: PromptObserver | Any | None = None,
         embedder: Embedder | None = None,
+        pair_gate: bool = True,
     ) -> None:
         self.llm, self.observer, self.embedder = llm, observer, embedder
+        self.pair_gate = pair_gate  # the chat model's yes/no joins the gate where weights exist for it
         self.cache = EmbeddingCache()
 
     def answer(self, question: str, results: Sequence[SearchResult], options: RagOptions) -> RagResponse:
@@ -132,10 +136,17 @@ class LlmAnswerer:
             start = time.perf_counter()
             ev = gather(analyze(question), sources, self.embedder, self.cache)
             verdict = judge(ev, sources, threshold=options.answerability_threshold)
-            ledger.add_time("answerability_s", time.perf_counter() - start)
+            answerable, reason = verdict.answerable, verdict.decline_reason
             probability = verdict.probability
-            if ev.best is None or not verdict.answerable:
-                reason = verdict.decline_reason if ev.best is not None else "no_supporting_sentence"
+            ledger.add_time("answerability_s", time.perf_counter() - start)
+            if ev.best is not None and self.pair_gate and options.answerability_threshold is None:
+                start = time.perf_counter()
+                stacked = self._pair_verdict(ev, verdict)
+                ledger.add_time("answerability_pair_s", time.perf_counter() - start)
+                if stacked is not None:
+                    probability, answerable, reason = stacked
+            if ev.best is None or not answerable:
+                reason = reason if ev.best is not None else "no_supporting_sentence"
                 log.info("answer_declined: %s (p=%.3f)", reason, verdict.probability)
                 yield NOT_ANSWERED
                 return respond(NOT_ANSWERED, declined=True, decline_reason=reason, answerability=probability)
@@ -179,6 +190,28 @@ class LlmAnswerer:
         )
 
     # -- steps ---------------------------------------------------------------------------------------------
+    def _pair_verdict(self, ev: Evidence, verdict: Verdict) -> tuple[float, bool, str] | None:
+        """(probability, answerable, reason) of the stacked gate: the lexical probability with the chat
+        model's P(yes) that the best unit and its neighbours answer (:mod:`ragwright.generate.pair`);
+        ``None`` when the model cannot score yes/no, has no trained weights, or the scoring failed."""
+        model = pair_model(self.llm.name) if isinstance(self.llm, YesNoScorer) else None
+        if model is None:
+            log.debug("answerability_pair_skipped: no pair weights for %s", self.llm.name)
+            return None
+        try:
+            yes = pair_probability(self.llm, ev)  # type: ignore[arg-type]
+        except GenerationError as exc:
+            log.warning("answerability_pair_failed: %s; the lexical gate decides", exc)
+            return None
+        if yes is None:
+            return None
+        x = stacked_features(verdict.probability, yes)
+        p = model.probability(x)
+        parts = model.contributions(x)
+        pair_worse = parts.get("pair_logit", 0.0) < parts.get("lex_logit", 0.0)
+        reason = "answerability_pair" if pair_worse else verdict.decline_reason
+        return p, p >= model.threshold, reason
+
     def _messages(
         self, question: str, sources: Sequence[SearchResult], options: RagOptions, *, strict: bool
     ) -> list[Message]:

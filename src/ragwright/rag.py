@@ -46,7 +46,7 @@ from ragwright.options import (
 from ragwright.postprocess.rerank import Reranker
 from ragwright.rag_admin import RagAdmin
 from ragwright.retrieve import Retriever
-from ragwright.retrieve.pipeline import ASK_CONTEXT
+from ragwright.retrieve.request import RetrievalRequest
 from ragwright.retrieve.transforms.plan import RetrievalTrace
 from ragwright.sources import Source, open_source
 from ragwright.stores.base import Store
@@ -256,7 +256,8 @@ class Rag(RagAdmin):
             if overrides
             else (options or self.retrieval_options)
         )
-        return await self.strategies.retrieve(query, opts, identity or self.identity)
+        outcome = await self.strategies.run(RetrievalRequest(query, opts, identity or self.identity))
+        return outcome.as_results()  # a list carrying the typed outcome (.outcome) and its flat view
 
     def search(
         self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
@@ -301,7 +302,7 @@ class Rag(RagAdmin):
         loop = CorrectiveAnswerLoop(
             self.strategies, llm=self.llm, web=self._web_search, options=self._plan.crag or CragOptions()
         )
-        outcome = await loop.run(question, self._ask_retrieval(opts), who, answer)
+        outcome = await loop.run(RetrievalRequest(question, self._ask_retrieval(opts), who), answer)
         log.info(
             "corrective_answer: attempts=%d queries=%d web=%s", outcome.attempts, len(outcome.queries), outcome.used_web
         )
@@ -365,15 +366,16 @@ class Rag(RagAdmin):
         retrieval = self._ask_retrieval(opts)
         trace = RetrievalTrace(question)
         span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
-        context = ASK_CONTEXT.set((opts.conversation_history, trace))  # history feeds query condensing
+        # the history feeds query condensing; the trace records what the transforms did
+        request = RetrievalRequest.of(
+            question, retrieval, identity or self.identity, history=opts.conversation_history, trace=trace
+        )
         try:
             with telemetry.current(span):  # the retrievals are the answer's child spans
-                results = await self.strategies.retrieve(question, retrieval, identity or self.identity)
+                results = list((await self.strategies.run(request)).results)
         except BaseException as exc:
             rag_telemetry.failed(span, "ask", exc)
             raise
-        finally:
-            ASK_CONTEXT.reset(context)
         retrieved = time.perf_counter()
         if trace.transforms or trace.relaxed_filters:
             log.info("ask_transforms: %s", trace.summary())

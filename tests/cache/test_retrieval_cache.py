@@ -8,14 +8,16 @@ from typing import Any
 import pytest
 
 from ragwright._sync import to_thread
-from ragwright.cache import CachedEmbedder, CachedReranker, CachedRetriever, TieredCache, embedding_cache_bypassed
+from ragwright.cache import CachedEmbedder, CachedReranker, CachedRetriever, CacheScope, TieredCache
 from ragwright.cache.codec import ResultsCodec
 from ragwright.model.extensions import RetrievalResults
 from ragwright.model.identity import Identity
+from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.specs import MinScoreSpec, PredicateSpec
 from ragwright.options import CacheOptions, RetrievalOptions
 from ragwright.rag import Rag
 from ragwright.retrieve import Retriever
+from ragwright.retrieve.request import RetrievalRequest
 from ragwright.sources import BytesSource
 from ragwright.stores.memory import MemoryStore
 from ragwright.stores.sqlite import SqliteStore
@@ -57,12 +59,12 @@ class CountingRetriever:
     def __init__(self, inner: Any) -> None:
         self.inner, self.calls, self.fail, self.degrade = inner, 0, False, False
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> Any:
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
         self.calls += 1
         if self.fail:
             raise RuntimeError("store down")
-        results = await self.inner.retrieve(query, options, identity)
-        return RetrievalResults(results, {"degraded": ["x"]} if self.degrade else {})
+        outcome: RetrievalOutcome = await self.inner.run(request)
+        return outcome.degrade("x") if self.degrade else outcome
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -154,11 +156,49 @@ def test_embedding_cache_and_its_bypass(env: Setup) -> None:
 
     async def in_thread() -> int:
         before = inner.calls
-        with embedding_cache_bypassed():
-            await to_thread(env.embedder.embed_documents, ["a new passage"])  # the switch crosses threads
+        fresh = env.embedder.scoped(None, fresh=True)  # what a request with fresh_embeddings binds
+        await to_thread(fresh.embed_documents, ["a new passage"])
         return inner.calls - before
 
     assert asyncio.run(in_thread()) == 1
+    assert env.embedder.fresh is False  # binding copies: the shared embedder is untouched
+
+
+def test_query_vectors_are_keyed_by_the_scope_on_the_request(env: Setup) -> None:
+    """The scope rides on the request and binds a copy; no module-level state carries it."""
+    queries: list[str] = []
+    original = env.embedder.inner.embed_query
+
+    def spy(text: str) -> Any:
+        queries.append(text)
+        return original(text)
+
+    env.embedder.inner.embed_query = spy  # type: ignore[method-assign]
+    hr = env.embedder.scoped(CacheScope(None, HR))
+    staff = env.embedder.scoped(CacheScope(None, STAFF))
+    hr.embed_query("who earns what")
+    hr.embed_query("who earns what")
+    assert len(queries) == 1  # the same caller hits
+    staff.embed_query("who earns what")
+    assert len(queries) == 2  # another caller never learns what HR asked (a timing channel)
+
+
+def test_a_retriever_with_only_the_older_retrieve_is_adapted(env: Setup) -> None:
+    class Legacy:
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, RetrievalOptions, Identity]] = []
+
+        async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> Any:
+            self.seen.append((query, options, identity))
+            return RetrievalResults(await env.rag.retriever.retrieve(query, options, identity), {"degraded": ["x"]})
+
+    legacy = Legacy()
+    cached = CachedRetriever(legacy, env.cache, index_version=env.rag.store.index_version, models={})
+    first = asyncio.run(cached.retrieve(QUERY, RetrievalOptions(), HR))
+    assert "bands.txt" in docs(first) and legacy.seen[0][2] == HR
+    assert first.outcome.degraded == ("x",) and first.outcome.cache == "miss"
+    asyncio.run(cached.retrieve(QUERY, RetrievalOptions(), HR))
+    assert len(legacy.seen) == 2  # degraded: never stored
 
 
 def test_use_cache_embedding_false_and_hyde_mode_embed_afresh(env: Setup) -> None:
@@ -217,7 +257,8 @@ def test_rerank_cache_is_scoped_to_the_caller(env: Setup) -> None:
 def test_results_codec_round_trip(env: Setup) -> None:
     results = env.search(HR)
     decoded = ResultsCodec().decode(ResultsCodec().encode(results))
-    assert list(decoded) == list(results) and decoded.extensions == results.extensions
+    assert list(decoded.results) == list(results) and decoded.extensions() == results.extensions
+    assert decoded == results.outcome  # the typed decisions survive the trip
 
 
 def test_cache_options_namespace_changes_keys(env: Setup) -> None:

@@ -1,4 +1,4 @@
-"""Bytes for the distributed layer: vectors, result lists (with their extensions) and answers.
+"""Bytes for the distributed layer: vectors, retrieval outcomes (results and decisions) and answers.
 
 JSON throughout (never pickle: a shared cache must not be a way to run code in another process).
 """
@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ragwright.model.chunk import Chunk
-from ragwright.model.extensions import RetrievalResults
+from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import ArmHit, Citation, RagResponse, SearchResult
 
 if TYPE_CHECKING:
@@ -64,15 +65,18 @@ def result_from_dict(d: dict[str, Any]) -> SearchResult:
 
 
 class ResultsCodec:
-    """A :class:`RetrievalResults` (results + extensions) as JSON."""
+    """A :class:`RetrievalOutcome` (results + decisions, under the decisions' flat names) as JSON."""
 
-    def encode(self, value: RetrievalResults) -> bytes:
-        payload = {"results": [result_to_dict(r) for r in value], "extensions": value.extensions}
+    def encode(self, value: RetrievalOutcome | Iterable[SearchResult]) -> bytes:
+        """*value*: an outcome, or a list carrying one (``Rag.search``'s results)."""
+        outcome = value if isinstance(value, RetrievalOutcome) else RetrievalOutcome.of(value)
+        payload = {"results": [result_to_dict(r) for r in outcome.results], "extensions": outcome.extensions()}
         return json.dumps(payload, default=str).encode("utf-8")
 
-    def decode(self, data: bytes) -> RetrievalResults:
+    def decode(self, data: bytes) -> RetrievalOutcome:
         payload = json.loads(data)
-        return RetrievalResults((result_from_dict(d) for d in payload["results"]), payload["extensions"])
+        results = (result_from_dict(d) for d in payload["results"])
+        return RetrievalOutcome.from_extensions(results, payload["extensions"])
 
 
 class VectorCodec:

@@ -6,20 +6,21 @@ caller's ACL signature when a retrieval scope is active, so a hit never tells on
 asked (the timing of a hit is an observable). A vector is a pure function of (text, model): index
 version, prompt and filters do not change it, so they are not in these keys.
 
-Bypass: ``RetrievalOptions.use_cache_embedding=False`` and HyDE mode (hypotheses are sampled anew
-each call) run the wrapped embedder directly, through :func:`embedding_cache_bypassed`.
+A retrieval call binds the embedder to its scope (:meth:`CachedEmbedder.scoped`, through
+:func:`~ragwright.cache.keys.bind_scope`): the bound copy keys query vectors by the caller, and with
+``fresh=True`` (``RetrievalOptions.use_cache_embedding=False``, HyDE mode: hypotheses are sampled anew
+each call) embeds afresh and stores nothing. Unbound, it caches unscoped.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragwright.cache.codec import VectorCodec
-from ragwright.cache.keys import current_scope, make_key
+from ragwright.cache.keys import CacheScope, make_key
 from ragwright.cache.memory import MISS
 from ragwright.cache.tiered import TieredCache
 from ragwright.models.embedders.base import Embedder
@@ -30,19 +31,6 @@ if TYPE_CHECKING:
 
     Vector = npt.NDArray[np.float32]
     Matrix = npt.NDArray[np.float32]
-
-_BYPASS: ContextVar[bool] = ContextVar("ragwright_embedding_cache_bypass", default=False)
-
-
-@contextmanager
-def embedding_cache_bypassed(bypass: bool = True) -> Iterator[None]:
-    """Within this block (and the threads it starts through ``ragwright._sync.to_thread``), cached
-    embedders embed afresh and store nothing."""
-    token = _BYPASS.set(bypass or _BYPASS.get())
-    try:
-        yield
-    finally:
-        _BYPASS.reset(token)
 
 
 def _finite(vector: Any) -> bool:
@@ -57,6 +45,14 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, cache: TieredCache, *, ttl_s: float = 1800.0, namespace: str = "rw") -> None:
         self.inner, self.cache, self.ttl_s, self.namespace = inner, cache, ttl_s, namespace
         self._codec = VectorCodec()
+        self.scope: CacheScope | None = None
+        self.fresh = False
+
+    def scoped(self, scope: CacheScope | None, *, fresh: bool = False) -> CachedEmbedder:
+        """A copy serving one retrieval call: query keys under *scope*; with *fresh*, no cache at all."""
+        bound = copy.copy(self)
+        bound.scope, bound.fresh = scope, fresh
+        return bound
 
     @property
     def name(self) -> str:
@@ -74,7 +70,7 @@ class CachedEmbedder:
         return self.inner.count_tokens(text)
 
     def _key(self, kind: str, text: str, scoped: bool) -> str:
-        scope = current_scope() if scoped else None
+        scope = self.scope if scoped else None
         text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return make_key(
             f"emb{kind}",
@@ -85,7 +81,7 @@ class CachedEmbedder:
         )
 
     def embed_query(self, text: str) -> Vector:
-        if _BYPASS.get():
+        if self.fresh:
             return self.inner.embed_query(text)
         value, _ = self.cache.get_or_create_sync(
             self._key("q", text, scoped=True),
@@ -99,7 +95,7 @@ class CachedEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         import numpy as np
 
-        if _BYPASS.get() or not texts:
+        if self.fresh or not texts:
             return self.inner.embed_documents(texts)
         keys = [self._key("d", t, scoped=False) for t in texts]
         looked = [self.cache.lookup(k, self._codec) for k in keys]

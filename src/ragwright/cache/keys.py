@@ -16,16 +16,15 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from ragwright.model.identity import Identity
 
 _SPACE = re.compile(r"\s+")
+T = TypeVar("T")
 
 
 class Uncacheable(Exception):
@@ -87,7 +86,8 @@ def make_key(
 
 @dataclass(frozen=True, slots=True)
 class CacheScope:
-    """What the outer retrieval call knows, for the layers below it (embeddings, reranks)."""
+    """What the outer retrieval call knows, for the cached models below it (embeddings, reranks); it
+    rides on the retrieval request (``RetrievalRequest.cache``) and binds them with :func:`bind_scope`."""
 
     index_version: int | None
     identity: Identity | None
@@ -96,18 +96,12 @@ class CacheScope:
     filters: str = ""
 
 
-_SCOPE: ContextVar[CacheScope | None] = ContextVar("ragwright_cache_scope", default=None)
-
-
-def current_scope() -> CacheScope | None:
-    return _SCOPE.get()
-
-
-@contextmanager
-def cache_scope(scope: CacheScope) -> Iterator[CacheScope]:
-    """Make *scope* visible to cache layers running under this call (threads included)."""
-    token = _SCOPE.set(scope)
-    try:
-        yield scope
-    finally:
-        _SCOPE.reset(token)
+def bind_scope(model: T, scope: CacheScope | None, *, fresh: bool = False) -> T:
+    """*model* (an embedder or reranker) as it should serve one retrieval call: a cached one keyed by
+    *scope* (the caller's permissions, the index version …) and, with *fresh*, bypassing its cache;
+    any other model unchanged. The scope travels on the request, never in module-level context."""
+    bind = getattr(model, "scoped", None)
+    if not callable(bind):
+        return model
+    bound: T = bind(scope, fresh=fresh)
+    return bound

@@ -1,19 +1,20 @@
 """The rerank cache: a reranker that remembers scores for (query, passages) (seed 003 §18).
 
-Keyed by the reranker's name, the query and the ordered hashes of the passages, plus the active
-retrieval scope (index version, the caller's ACL signature, prompt version, filters) when a cached
-retrieval is running. Failures and malformed score lists are never cached.
+Keyed by the reranker's name, the query and the ordered hashes of the passages, plus the scope of the
+retrieval call it serves (index version, the caller's ACL signature, prompt version, filters) when a
+result cache bound it to one (:meth:`CachedReranker.scoped`). Failures and malformed score lists are never cached.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 from collections.abc import Sequence
 from typing import Protocol
 
 from ragwright.cache.codec import ScoresCodec
-from ragwright.cache.keys import current_scope, make_key
+from ragwright.cache.keys import CacheScope, make_key
 from ragwright.cache.tiered import TieredCache
 
 
@@ -30,13 +31,20 @@ class CachedReranker:
     def __init__(self, inner: _Reranker, cache: TieredCache, *, ttl_s: float = 1800.0, namespace: str = "rw") -> None:
         self.inner, self.cache, self.ttl_s, self.namespace = inner, cache, ttl_s, namespace
         self._codec = ScoresCodec()
+        self.scope: CacheScope | None = None
+
+    def scoped(self, scope: CacheScope | None, *, fresh: bool = False) -> CachedReranker:
+        """A copy serving one retrieval call, keyed under *scope* (*fresh* concerns embeddings only)."""
+        bound = copy.copy(self)
+        bound.scope = scope
+        return bound
 
     @property
     def name(self) -> str:
         return self.inner.name
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        scope = current_scope()
+        scope = self.scope
         key = make_key(
             "rerank",
             namespace=self.namespace,

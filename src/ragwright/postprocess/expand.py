@@ -1,30 +1,48 @@
-"""Expansion after ranking: parents in place of their children, neighbours around each hit.
+"""Expansion after ranking: parents in place of their children (whole, or auto-merged when enough of
+their children were hit), neighbours around each hit.
 
-Pure functions over a chunk lookup (the store's ``get_parents`` / ``get_chunks``, which apply the
-caller's security filter): what they cannot see, they do not add.
+Pure functions over a :class:`~ragwright.stores.base.ChunkLookup` (any store: ``get_parents`` /
+``get_chunks`` apply the caller's security filter inside the lookup): what the caller cannot see is
+never added. :func:`expand` runs the configured steps in the pipeline's order.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from ragwright.chunk.passages import merge_adjacent
 from ragwright.model.chunk import Chunk
 from ragwright.model.identity import Identity
 from ragwright.model.results import SearchResult
+from ragwright.stores.base import ChunkLookup
 
-__all__ = ["ChunkLookup", "expand_neighbours", "swap_parents"]
+__all__ = ["ChunkLookup", "expand", "expand_neighbours", "swap_parents"]
 
 log = logging.getLogger(__name__)
 
-#: Chunks by id, as *identity* may see them (missing or forbidden ids are left out).
-ChunkLookup = Callable[[Sequence[str], Identity], Sequence[Chunk]]
+
+def expand(
+    lookup: ChunkLookup,
+    results: list[SearchResult],
+    identity: Identity,
+    *,
+    parents: Literal["off", "swap", "auto_merge"] = "off",
+    auto_merge_ratio: float = 0.5,
+    neighbour_window: int = 0,
+) -> list[SearchResult]:
+    """Parents (``swap``: every hit child by its parent; ``auto_merge``: only where at least
+    *auto_merge_ratio* of a parent's children were hit), then *neighbour_window* chunks each side."""
+    if parents != "off" and any(r.chunk.parent_id for r in results):
+        results = swap_parents(lookup, results, identity, auto_merge_ratio if parents == "auto_merge" else None)
+    if neighbour_window > 0 and results:
+        results = expand_neighbours(lookup, results, identity, neighbour_window)
+    return results
 
 
 def swap_parents(
-    get_parents: ChunkLookup, results: list[SearchResult], identity: Identity, auto_merge: float | None = None
+    lookup: ChunkLookup, results: list[SearchResult], identity: Identity, auto_merge: float | None = None
 ) -> list[SearchResult]:
     """Children → their parents, the best-ranked occurrence keeping its place.
 
@@ -33,7 +51,7 @@ def swap_parents(
     visible to *identity*), the results are returned unchanged with a warning (seed 000).
     """
     wanted = list(dict.fromkeys(r.chunk.parent_id for r in results if r.chunk.parent_id))
-    found = {p.id: p for p in get_parents(wanted, identity)}
+    found = {p.id: p for p in lookup.get_parents(wanted, identity)}
     if any(pid not in found for pid in wanted):
         log.warning(
             "parent_lookup_failed: %d of %d parents missing; returning the matched chunks",
@@ -64,7 +82,7 @@ def swap_parents(
 
 
 def expand_neighbours(
-    get_chunks: ChunkLookup, results: list[SearchResult], identity: Identity, window: int
+    lookup: ChunkLookup, results: list[SearchResult], identity: Identity, window: int
 ) -> list[SearchResult]:
     """Each hit grows by up to *window* chunks on each side (prev/next links, fetched under the
     caller's identity); overlapping or adjacent hits merge into one passage without repeated text."""
@@ -73,7 +91,7 @@ def expand_neighbours(
     forward = [r.chunk.next_id for r in results]
     for _ in range(window):
         wanted = [cid for cid in backward + forward if cid and cid not in known]
-        for chunk in get_chunks(wanted, identity) if wanted else []:
+        for chunk in lookup.get_chunks(wanted, identity) if wanted else []:
             known[chunk.id] = chunk
         backward = [known[c].prev_id if c in known else None for c in backward if c]
         forward = [known[c].next_id if c in known else None for c in forward if c]

@@ -1,6 +1,12 @@
 """The retrieval chain: the caller's security filter and the metadata filter inside every arm
 (before top-k), the arms (dense, BM25) run concurrently, fused client-side with RRF or weighted score
-fusion, then specification filters in-process.
+fusion, then specification filters in-process, then post-processing.
+
+One call is a :class:`~ragwright.retrieve.request.RetrievalRequest` (query, identity, options,
+conversation history, trace, cache scope); :meth:`Retriever.run` returns a
+:class:`~ragwright.model.outcome.RetrievalOutcome`. The embedder and reranker serve the call bound to
+the request's cache scope; parents and neighbours come through the store's
+:class:`~ragwright.stores.base.ChunkLookup` (security-filtered inside every lookup).
 
 ``min_score`` is a floor on the dense arm's cosine; BM25 hits bypass it (seed 000), and fused RRF
 scores are ordinal and never filtered by it. Every result carries its per-arm evidence; the path taken
@@ -14,16 +20,18 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ragwright import telemetry
 from ragwright._sync import to_thread
+from ragwright.cache.keys import bind_scope
 from ragwright.errors import ConfigError
 from ragwright.index.analyzers import get_analyzer
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
+from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
@@ -31,7 +39,7 @@ from ragwright.options import EnsembleOptions, RetrievalOptions
 from ragwright.postprocess.budget import apply_budget
 from ragwright.postprocess.compress import EmbeddingCompressor, LlmCompressor, apply_windows
 from ragwright.postprocess.diversity import mmr, redundancy_filter
-from ragwright.postprocess.expand import expand_neighbours, swap_parents
+from ragwright.postprocess.expand import expand
 from ragwright.postprocess.reorder import lost_in_the_middle
 from ragwright.postprocess.rerank import Reranker, rerank
 from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from
@@ -39,9 +47,10 @@ from ragwright.retrieve.dispatch import choose_path
 from ragwright.retrieve.feedback import rm3_query, rocchio
 from ragwright.retrieve.fusion import Scale
 from ragwright.retrieve.phrases import apply_phrases, quoted_phrases
+from ragwright.retrieve.request import RetrievalRequest, StageBase
 from ragwright.retrieve.transforms.options import TransformOptions
 from ragwright.retrieve.transforms.plan import Branch, QueryPlan, RetrievalTrace, build_plan, fuse_branches
-from ragwright.stores.base import ChunkStore, Hit, HybridSearch, KeywordSearch, ScoreScale, SparseSearch, VectorSearch
+from ragwright.stores.base import ChunkLookup, Hit, HybridSearch, KeywordSearch, ScoreScale, SparseSearch, VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,8 +62,6 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 
 log = logging.getLogger(__name__)
-#: (conversation history, trace) of the ``ask`` call in progress, for the pipeline under the strategies.
-ASK_CONTEXT: ContextVar[tuple[Sequence[Any], RetrievalTrace | None]] = ContextVar("ragwright_ask", default=((), None))
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
@@ -68,7 +75,24 @@ def warn_inactive(names: list[str]) -> None:
         log.warning("option_not_active: %s is accepted but its stage is not active in this release", name)
 
 
-class Retriever:
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One run of the pipeline: the request and the models bound to its cache scope."""
+
+    request: RetrievalRequest
+    embedder: Embedder
+    reranker: Reranker | None
+
+    @property
+    def options(self) -> RetrievalOptions:
+        return self.request.options
+
+    @property
+    def identity(self) -> Identity:
+        return self.request.identity
+
+
+class Retriever(StageBase):
     """Dense, keyword and hybrid retrieval over a store, under the caller's identity."""
 
     def __init__(
@@ -80,17 +104,22 @@ class Retriever:
         llm: ChatModel | None = None,
         transforms: TransformOptions | None = None,
         sparse_encoder: SparseEncoder | None = None,
+        lookup: ChunkLookup | None = None,
     ) -> None:
         """*llm* serves the configured query *transforms* (rewrite, multi-query, HyDE, self-query);
-        without one, or with no transform configured, retrieval never calls a model."""
+        without one, or with no transform configured, retrieval never calls a model. *lookup* reads
+        parents, neighbours and stored vectors (by default the store itself, when it offers them)."""
         if transforms is not None and not isinstance(transforms, TransformOptions):
             raise ConfigError.invalid("transforms", transforms, "a TransformOptions or None")
+        if lookup is not None and not isinstance(lookup, ChunkLookup):
+            raise ConfigError.invalid("lookup", lookup, "a ChunkLookup (get_chunks, get_parents, get_vectors) or None")
         self.store, self.embedder, self.reranker = store, embedder, reranker
+        self.lookup: ChunkLookup | None = lookup if lookup is not None else _lookup_of(store)
         self.llm = llm
         self.transforms = transforms if transforms is not None else TransformOptions()
         self.sparse_encoder = sparse_encoder  # the sparse arm runs only with one (and a SparseSearch store)
 
-    async def retrieve(
+    async def retrieve(  # the older call shape, with history and trace
         self,
         query: str,
         options: RetrievalOptions,
@@ -99,41 +128,52 @@ class Retriever:
         history: Sequence[Message | Mapping[str, Any]] = (),
         trace: RetrievalTrace | None = None,
     ) -> list[SearchResult]:
-        """Ranked results for *query*; *identity*'s security filter is applied inside every arm, unchanged.
+        """Ranked results for *query* (:meth:`run` for a request of these)."""
+        request = RetrievalRequest.of(query, options, identity, history=history, trace=trace)
+        return (await self.run(request)).as_results()
+
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        """Ranked results for the request; its identity's security filter is applied inside every arm.
 
         With an ``llm`` and configured transforms, the call's switches (``use_query_rewrite``,
         ``use_multi_query``, ``use_self_query``, ``use_hyde``) decide which run; every branch of the
         plan runs the arms and the rankings are fused by RRF, the original query weighted highest.
-        *history* feeds conversation condensing; *trace* receives what ran, what fell back and which
-        self-query filters were relaxed. Cost: HyDE runs per branch, so multi-query with HyDE makes
-        ``(variant_count + 1) × hypothesis_count`` chat calls (12 with the defaults) per query.
+        The request's history feeds conversation condensing; its trace receives what ran, what fell
+        back and which self-query filters were relaxed. Cost: HyDE runs per branch, so multi-query with
+        HyDE makes ``(variant_count + 1) × hypothesis_count`` chat calls (12 with the defaults) per query.
         """
-        if not history and trace is None:  # set by Rag.ask around the strategies that wrap this pipeline
-            history, trace = ASK_CONTEXT.get()
+        options = request.options
+        fresh = request.fresh_embeddings or not options.use_cache_embedding
+        call = _Call(
+            request,
+            bind_scope(self.embedder, request.cache, fresh=fresh),
+            bind_scope(self.reranker, request.cache) if self.reranker is not None else None,
+        )
         with telemetry.span("ragnet.retrieve", {"retrieval.top_k": options.top_k}) as span:
             start = time.perf_counter()
-            results = await self._retrieve(query, options, identity, history, trace)
+            results = await self._retrieve(call)
             path = "native" if any(r.fusion == "native" for r in results) else "client"
             span.set_attribute("retrieval.hybrid.path", path)
             span.set_attribute("retrieval.arms", list(self._active_arms(options)))  # the arms that ran
             span.set_attribute("retrieval.result_count", len(results))
             telemetry.record_stage("retrieve", "retrieve", time.perf_counter() - start, {"retrieval.hybrid.path": path})
-            return results
+            return RetrievalOutcome(tuple(results))
 
-    async def _retrieve(
-        self,
-        query: str,
-        options: RetrievalOptions,
-        identity: Identity,
-        history: Sequence[Message | Mapping[str, Any]],
-        trace: RetrievalTrace | None,
-    ) -> list[SearchResult]:
+    async def _retrieve(self, call: _Call) -> list[SearchResult]:
+        request, options = call.request, call.options
+        query = request.query
         if not isinstance(query, str) or not query.strip():
             raise ConfigError.invalid("query", query, "a non-empty question or search text")
         warn_inactive(options.inactive_requests())
-        trace = trace if trace is not None else RetrievalTrace(query)
+        trace = request.trace if request.trace is not None else RetrievalTrace(query)
         plan = await build_plan(
-            query, options, llm=self.llm, config=self.transforms, embedder=self.embedder, history=history, trace=trace
+            query,
+            options,
+            llm=self.llm,
+            config=self.transforms,
+            embedder=call.embedder,
+            history=request.history,
+            trace=trace,
         )
         if plan.skip:
             log.debug("retrieval_path: skipped (needs_retrieval=false) %s", trace.summary())
@@ -147,7 +187,7 @@ class Retriever:
                 trace.relaxed_filters = list(relaxed)
                 log.info("self_query_relaxed: dropped %s after too few results", ",".join(relaxed))
             query_vector.clear()
-            candidates = plan.boost(await self._candidates(plan, options, identity, flt, pool, query_vector))
+            candidates = plan.boost(await self._candidates(call, plan, flt, pool, query_vector))
             results = list(islice((r for r in candidates if spec is None or spec.is_satisfied_by(r)), pool))
             if plan.enough(len(results)):
                 break
@@ -157,19 +197,14 @@ class Retriever:
             ",".join(self._active_arms(options)),
             trace.summary(),
         )
-        return await self._postprocess(plan.rerank_query, results, options, query_vector, identity)
+        return await self._postprocess(call, plan.rerank_query, results, query_vector)
 
     async def _candidates(
-        self,
-        plan: QueryPlan,
-        options: RetrievalOptions,
-        identity: Identity,
-        flt: Filter | None,
-        pool: int,
-        query_vector: list[Vector],
+        self, call: _Call, plan: QueryPlan, flt: Filter | None, pool: int, query_vector: list[Vector]
     ) -> list[SearchResult]:
         """Every branch runs the arms (keyword-only queries just BM25); several rankings fuse by RRF.
         A store with native hybrid search serves the call itself when nothing would be lost (dispatch.py)."""
+        options = call.options
         arms = self._active_arms(options)
         depth = pool if len(arms) == 1 and plan.single else max(pool, options.arm_candidates)
         path = choose_path(
@@ -180,16 +215,13 @@ class Retriever:
         )
         log.debug("hybrid_path: %s (%s)", path.path, path.reason)
         if path.native:
-            return await self._native(plan.branches[0], depth, identity, flt, query_vector)
+            return await self._native(call, plan.branches[0], depth, flt, query_vector)
         ranked = await asyncio.gather(
             *(
-                self._branch(b, arms, depth, options, identity, flt, query_vector if i == 0 else [])
+                self._branch(call, b, arms, depth, flt, query_vector if i == 0 else [])
                 for i, b in enumerate(plan.branches)
             ),
-            *(
-                self._branch(Branch(t, w, "keywords"), ("bm25",), depth, options, identity, flt, [])
-                for t, w in plan.keyword_queries
-            ),
+            *(self._branch(call, Branch(t, w, "keywords"), ("bm25",), depth, flt, []) for t, w in plan.keyword_queries),
         )
         if plan.single:
             return ranked[0]
@@ -198,23 +230,23 @@ class Retriever:
 
     async def _branch(
         self,
+        call: _Call,
         branch: Branch,
         arms: Sequence[str],
         depth: int,
-        options: RetrievalOptions,
-        identity: Identity,
         flt: Filter | None,
         query_vector: list[Vector],
     ) -> list[SearchResult]:
+        options = call.options
         vectors: list[Vector] = []
-        tasks = [self._arm(arm, branch.text, depth, options, identity, flt, vectors, branch.vector) for arm in arms]
+        tasks = [self._arm(call, arm, branch.text, depth, flt, vectors, branch.vector) for arm in arms]
         hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
         if branch.vector is None and vectors:
             branch.vector = vectors[0]  # reused when self-query filters are relaxed
         query_vector.extend(vectors)
         results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None)
         if options.feedback is not None and results:
-            hits_per_arm, vector = await self._feedback(branch, hits_per_arm, results, depth, options, identity, flt)
+            hits_per_arm, vector = await self._feedback(call, branch, hits_per_arm, results, depth, flt)
             results = await self._combine(hits_per_arm, depth, options, vector)
         phrases = quoted_phrases(branch.text)
         return await to_thread(apply_phrases, results, phrases) if phrases else results
@@ -234,32 +266,31 @@ class Retriever:
 
     async def _feedback(
         self,
+        call: _Call,
         branch: Branch,
         hits_per_arm: dict[str, list[Hit]],
         results: list[SearchResult],
         depth: int,
-        options: RetrievalOptions,
-        identity: Identity,
         flt: Filter | None,
     ) -> tuple[dict[str, list[Hit]], Vector | None]:
         """The second pass of pseudo-relevance feedback: RM3 on the keyword arm, Rocchio on the dense arm,
         learnt from the first pass's best results (already visible to the caller). A failure keeps the
         first pass (``feedback_failed``)."""
-        fb = options.feedback
+        fb = call.options.feedback
         assert fb is not None
         top = [r.chunk for r in results[: fb.documents]]
         out = dict(hits_per_arm)
         vector = branch.vector
         try:
-            if fb.rocchio and "dense" in out and vector is not None and isinstance(self.store, ChunkStore):
-                stored = await to_thread(self.store.get_vectors, [c.id for c in top])
+            if fb.rocchio and "dense" in out and vector is not None and self.lookup is not None:
+                stored = await to_thread(self.lookup.get_vectors, [c.id for c in top])
                 vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
-                out["dense"] = await self._arm("dense", branch.text, depth, options, identity, flt, [], vector)
+                out["dense"] = await self._arm(call, "dense", branch.text, depth, flt, [], vector)
             if fb.rm3 and "bm25" in out and isinstance(self.store, KeywordSearch):
                 analyzer = get_analyzer(self.store.keyword_analyzer)
                 query = rm3_query(analyzer, branch.text, top, terms=fb.terms, weight=fb.rm3_weight)
                 out["bm25"] = await to_thread(
-                    self.store.search_keyword, query, depth, identity=identity, metadata_filter=flt
+                    self.store.search_keyword, query, depth, identity=call.identity, metadata_filter=flt
                 )
         except Exception as exc:  # degrade, never break (seed 000)
             log.warning("feedback_failed: %s: %s; the first pass serves the query", type(exc).__name__, exc)
@@ -275,10 +306,10 @@ class Retriever:
     def _dense_completions(self, vector: Vector, hits_per_arm: dict[str, list[Hit]]) -> dict[str, float]:
         """Exact cosines of the chunks only the other arms returned (already visible to the caller)."""
         wanted = missing_from("dense", hits_per_arm)
-        if not wanted or not isinstance(self.store, ChunkStore):
+        if not wanted or self.lookup is None:
             return {}
         try:
-            return dense_completions(vector, self.store.get_vectors(wanted))
+            return dense_completions(vector, self.lookup.get_vectors(wanted))
         except Exception as exc:  # degrade: fusion reads the dense arm's floor instead (seed 000)
             log.warning("dense_completion_failed: %s: %s; fusing without exact cosines", type(exc).__name__, exc)
             return {}
@@ -295,81 +326,98 @@ class Retriever:
         return pool
 
     async def _postprocess(
-        self,
-        query: str,
-        results: list[SearchResult],
-        options: RetrievalOptions,
-        query_vector: list[Vector],
-        identity: Identity,
+        self, call: _Call, query: str, results: list[SearchResult], query_vector: list[Vector]
     ) -> list[SearchResult]:
         """redundancy → MMR → rerank → trim → parents → neighbours → sentence windows → compression →
         token budget → lost-in-the-middle (DESIGN.md order)."""
-        reranking = self.reranker is not None and options.use_reranking
+        options = call.options
+        reranking = call.reranker is not None and options.use_reranking
         if (options.use_redundancy_filter or options.use_mmr) and results:
-            vectors = await to_thread(self._vectors, results)
+            vectors = await to_thread(self._vectors, call.embedder, results)
             if options.use_redundancy_filter:
                 keep = redundancy_filter(vectors, options.redundancy_threshold)
                 results, vectors = [results[i] for i in keep], vectors[keep]
             if options.use_mmr:
-                qv = query_vector[0] if query_vector else await to_thread(self.embedder.embed_query, query)
+                qv = query_vector[0] if query_vector else await to_thread(call.embedder.embed_query, query)
                 picked = mmr(qv, vectors, len(results) if reranking else options.top_k, options.mmr_lambda)
                 results = [results[i] for i in picked]
-        if reranking and self.reranker is not None:
-            results = await to_thread(rerank, self.reranker, query, results, min_score=options.rerank_min_score)
+        if reranking and call.reranker is not None:
+            results = await to_thread(rerank, call.reranker, query, results, min_score=options.rerank_min_score)
         results = results[: options.top_k]
-        if options.use_parent_document and any(r.chunk.parent_id for r in results):
-            ratio = options.auto_merge_ratio if options.parent_mode == "auto_merge" else None
-            results = await to_thread(swap_parents, self.store.get_parents, results, identity, ratio)  # type: ignore[attr-defined]
-        if options.neighbour_window > 0 and results:
-            get_chunks = self.store.get_chunks  # type: ignore[attr-defined]
-            results = await to_thread(expand_neighbours, get_chunks, results, identity, options.neighbour_window)
+        results = await to_thread(self._expand, call, results)
         if options.use_sentence_window:
             results = apply_windows(results)
         if options.use_compression and results:
-            results = await to_thread(self._compress, query, results, options, query_vector)
+            results = await to_thread(self._compress, call, query, results, query_vector)
         results = apply_budget(results, lambda r: r.compressed_text or r.chunk.text, options.max_context_tokens)
         if options.use_lost_in_the_middle_reordering:
             results = lost_in_the_middle(results)
         return results
 
+    def _expand(self, call: _Call, results: list[SearchResult]) -> list[SearchResult]:
+        """Parents / auto-merge and neighbours (postprocess/expand.py) through the chunk lookup."""
+        options = call.options
+        parents = options.parent_mode if options.use_parent_document else "off"
+        wanted = (parents != "off" and any(r.chunk.parent_id for r in results)) or (
+            options.neighbour_window > 0 and bool(results)
+        )
+        if not wanted:
+            return results
+        if self.lookup is None:
+            log.warning(
+                "expansion_unavailable: %s offers no chunk lookup (get_chunks/get_parents); "
+                "returning the matched chunks",
+                type(self.store).__name__,
+            )
+            return results
+        return expand(
+            self.lookup,
+            results,
+            call.identity,
+            parents=parents,
+            auto_merge_ratio=options.auto_merge_ratio,
+            neighbour_window=options.neighbour_window,
+        )
+
     def _compress(
-        self, query: str, results: list[SearchResult], options: RetrievalOptions, query_vector: list[Vector]
+        self, call: _Call, query: str, results: list[SearchResult], query_vector: list[Vector]
     ) -> list[SearchResult]:
         """Contextual compression: an LLM's verbatim extraction when asked for and configured, else by
         embedding similarity; the full passage whenever compression cannot help."""
+        options = call.options
         if options.compression == "llm" and self.llm is not None:
             return LlmCompressor(self.llm).compress(query, results)
         if options.compression == "llm":
             log.warning("compression_fallback: compression='llm' needs a chat model; using embedding similarity")
         compressor = EmbeddingCompressor(
-            self.embedder,
+            call.embedder,
             min_similarity=options.compression_min_similarity,
             max_sentences=options.compression_max_sentences,
         )
         return compressor.compress(query, results, query_vector[0] if query_vector else None)
 
-    def _vectors(self, results: Sequence[SearchResult]) -> Matrix:
+    def _vectors(self, embedder: Embedder, results: Sequence[SearchResult]) -> Matrix:
         import numpy as np
 
-        stored = self.store.get_vectors([r.chunk_id for r in results])  # type: ignore[attr-defined]
+        stored = self.lookup.get_vectors([r.chunk_id for r in results]) if self.lookup is not None else {}
         missing = [r.chunk.text_for_embedding for r in results if r.chunk_id not in stored]
-        fresh = iter(self.embedder.embed_documents(missing)) if missing else iter(())
+        fresh = iter(embedder.embed_documents(missing)) if missing else iter(())
         return np.stack([stored[r.chunk_id] if r.chunk_id in stored else next(fresh) for r in results])
 
     async def _arm(
         self,
+        call: _Call,
         arm: str,
         query: str,
         depth: int,
-        options: RetrievalOptions,
-        identity: Identity,
         flt: Filter | None,
         query_vector: list[Vector],
         vector: Vector | None = None,
     ) -> list[Hit]:
+        options, identity = call.options, call.identity
         if arm == "dense":
             if vector is None:  # a HyDE branch brings its own vector (no query-embedding cache on that path)
-                vector = await to_thread(self.embedder.embed_query, query)
+                vector = await to_thread(call.embedder.embed_query, query)
             query_vector.append(vector)
             return await to_thread(
                 self.store.search_dense,
@@ -420,15 +468,19 @@ class Retriever:
             return []
 
     async def _native(
-        self, branch: Branch, depth: int, identity: Identity, flt: Filter | None, query_vector: list[Vector]
+        self, call: _Call, branch: Branch, depth: int, flt: Filter | None, query_vector: list[Vector]
     ) -> list[SearchResult]:
         """One native hybrid call; scores are on the store's fusion scale (``fusion="native"``)."""
         assert isinstance(self.store, HybridSearch)
         vector = branch.vector
         if vector is None:
-            vector = await to_thread(self.embedder.embed_query, branch.text)
+            vector = await to_thread(call.embedder.embed_query, branch.text)
         query_vector.append(vector)
         hits = await to_thread(
-            self.store.search_hybrid, branch.text, vector, depth, identity=identity, metadata_filter=flt
+            self.store.search_hybrid, branch.text, vector, depth, identity=call.identity, metadata_filter=flt
         )
         return [SearchResult(h.chunk, h.score, fusion="native") for h in hits]
+
+
+def _lookup_of(store: object) -> ChunkLookup | None:
+    return store if isinstance(store, ChunkLookup) else None

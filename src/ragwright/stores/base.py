@@ -45,7 +45,31 @@ class Hit:
 
 
 @runtime_checkable
-class ChunkStore(Protocol):
+class ChunkLookup(Protocol):
+    """Chunks, parents and vectors by id — what post-retrieval expansion and re-scoring read.
+
+    ``get_chunks`` and ``get_parents`` apply the caller's security filter *inside* the lookup: an id
+    *identity* may not see is left out exactly like an id that does not exist (never an error that
+    would tell them apart). ``get_vectors`` takes no identity: callers pass only ids a filtered search
+    already returned to them. Every store implements it (a vector-only backend too: expansion and
+    MMR need it).
+    """
+
+    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        """The chunks with these ids that *identity* may see, in the order asked."""
+        ...
+
+    def get_parents(self, parent_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        """Parent chunks by id that *identity* may see."""
+        ...
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by chunk id (no security filter: callers pass ids they already retrieved)."""
+        ...
+
+
+@runtime_checkable
+class ChunkStore(ChunkLookup, Protocol):
     """Chunks, vectors and the registry, written document by document.
 
     ``replace_document`` is atomic and ordered: the new chunks are written *first*, then the
@@ -58,16 +82,8 @@ class ChunkStore(Protocol):
         """Write the document's chunks (and its parent chunks, stored unembedded), then drop superseded ones."""
         ...
 
-    def get_parents(self, parent_ids: Sequence[str], identity: Identity) -> list[Chunk]:
-        """Parent chunks by id that *identity* may see."""
-        ...
-
     def remove_document(self, document_id: str) -> int:
         """Delete the document's chunks and mark it deleted; returns the number of chunks removed."""
-        ...
-
-    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
-        """The chunks with these ids that *identity* may see, in the order asked."""
         ...
 
     def document_chunks(self, document_id: str) -> list[Chunk]:
@@ -75,10 +91,6 @@ class ChunkStore(Protocol):
         ...
 
     def count_chunks(self) -> int: ...
-
-    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, Vector]:
-        """Stored vectors by chunk id (no security filter: callers pass ids they already retrieved)."""
-        ...
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         """Re-sync a document's tenant and ACL onto its chunks and record (no re-embedding)."""

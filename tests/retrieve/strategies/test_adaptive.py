@@ -7,7 +7,9 @@ import pytest
 
 from ragwright.errors import GenerationError
 from ragwright.model.identity import Identity
+from ragwright.model.outcome import RetrievalOutcome
 from ragwright.options import AdaptiveOptions, RetrievalOptions
+from ragwright.retrieve.request import RetrievalRequest
 from ragwright.retrieve.strategies.adaptive import AdaptiveRetriever, classify_heuristic
 from ragwright.testing.doubles import ScriptedChat
 
@@ -85,17 +87,17 @@ def test_off_per_call_and_candidate_counts_fit() -> None:
 
 
 def test_hyde_turned_on_by_the_plan_bypasses_the_embedding_cache() -> None:
-    from ragwright.cache.embeddings import _BYPASS
-
     seen: list[bool] = []
 
-    def page(query: str, options: RetrievalOptions) -> list[Any]:
-        seen.append(_BYPASS.get())
-        return []
+    class Stage:
+        async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+            seen.append(request.fresh_embeddings)  # the request says so; nothing beside it
+            return RetrievalOutcome()
 
-    retriever = AdaptiveRetriever(FakeRetriever(page))
+    retriever = AdaptiveRetriever(Stage())
     for query in ("refunds and returns and exchanges", "refund policy"):
-        asyncio.run(
+        out = asyncio.run(
             retriever.retrieve(query, RetrievalOptions(use_adaptive_retrieval=True, use_hyde=False), Identity())
         )
+        assert out.outcome.adaptive is not None
     assert seen == [True, False]

@@ -13,6 +13,7 @@ from ragwright.errors import ConfigError, GenerationError, RetrievalError
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.options import CragOptions, RetrievalOptions
+from ragwright.retrieve.request import RetrievalRequest
 from ragwright.retrieve.strategies.crag import CorrectiveRetriever, Grader, overlap_match
 from ragwright.retrieve.strategies.crag_loop import DECLINE, CorrectiveAnswerLoop
 from ragwright.retrieve.strategies.web import HttpJsonWebSearch, WebResult
@@ -99,7 +100,7 @@ def test_threshold_and_switch() -> None:
     assert crag(mixed, FakeWeb(WEB), crag_score_threshold=0.6).extensions["crag_triggered"] == "true"
     retriever = CorrectiveRetriever(FakeRetriever({QUERY: BAD}), web=FakeWeb(WEB))
     out = asyncio.run(retriever.retrieve(QUERY, RetrievalOptions(), ID))
-    assert [r.chunk_id for r in out] == ["b1", "b2", "b3"] and not hasattr(out, "extensions")
+    assert [r.chunk_id for r in out] == ["b1", "b2", "b3"] and out.outcome.crag is None  # switched off: no decision
 
 
 def test_llm_grading_per_chunk() -> None:
@@ -133,7 +134,7 @@ async def answer(question: str, evidence: list[SearchResult]) -> RagResponse:
 def loop(pages: dict[str, list[SearchResult]], llm: Any = None, web: Any = None, **opts: Any) -> Any:
     inner = FakeRetriever(pages)
     runner = CorrectiveAnswerLoop(inner, llm=llm, web=web, options=CragOptions(grader="heuristic", **opts))
-    return asyncio.run(runner.run(QUERY, RetrievalOptions(), ID, answer)), inner
+    return asyncio.run(runner.run(RetrievalRequest(QUERY, RetrievalOptions(), ID), answer)), inner
 
 
 def test_loop_answers_from_relevant_evidence() -> None:

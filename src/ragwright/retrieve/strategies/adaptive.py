@@ -16,25 +16,29 @@ complex     8       on           off
 multi_hop   10      on           on
 =========== ======= ============ =====
 
-The decision is recorded in ``extensions["adaptive_complexity"]`` (and how it was reached in
-``extensions["adaptive_source"]``: ``heuristic``, ``llm`` or ``default``).
+The decision is recorded in ``outcome.adaptive`` (:class:`~ragwright.model.outcome.AdaptiveDecision`:
+the complexity and how it was reached, ``heuristic``, ``llm`` or ``default``).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ragwright.cache.embeddings import embedding_cache_bypassed
 from ragwright.errors import GenerationError
-from ragwright.model.extensions import annotate
-from ragwright.model.identity import Identity
-from ragwright.model.results import SearchResult
+from ragwright.model.outcome import AdaptiveDecision, RetrievalOutcome
 from ragwright.models.llms.base import ChatModel, parse_json
 from ragwright.options import RetrievalOptions
-from ragwright.retrieve.strategies.base import RetrieverLike, ask_model
+from ragwright.retrieve.strategies.base import (
+    RetrievalRequest,
+    RetrievalStage,
+    RetrieverLike,
+    StageBase,
+    as_stage,
+    ask_model,
+)
 from ragwright.retrieve.strategies.options import AdaptiveOptions
 
 log = logging.getLogger(__name__)
@@ -106,13 +110,16 @@ class Plan:
         return options.merged(**changes)
 
 
-class AdaptiveRetriever:
+class AdaptiveRetriever(StageBase):
     """Classifies each query and retrieves with the settings its complexity calls for."""
 
     def __init__(
-        self, inner: RetrieverLike, llm: ChatModel | None = None, options: AdaptiveOptions | None = None
+        self,
+        inner: RetrievalStage | RetrieverLike,
+        llm: ChatModel | None = None,
+        options: AdaptiveOptions | None = None,
     ) -> None:
-        self.inner, self.llm, self.options = inner, llm, options or AdaptiveOptions()
+        self.inner, self.llm, self.options = as_stage(inner), llm, options or AdaptiveOptions()
 
     async def classify(self, query: str) -> tuple[Complexity, Literal["heuristic", "llm", "default"]]:
         found = classify_heuristic(query)
@@ -143,12 +150,13 @@ class AdaptiveRetriever:
             return Plan(complexity, source, o.complex_top_k, True, False)
         return Plan(complexity, source, o.multi_hop_top_k, True, True)
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        options = request.options
         if not options.use_adaptive_retrieval:
-            return await self.inner.retrieve(query, options, identity)
-        plan = self.plan(*await self.classify(query))
+            return await self.inner.run(request)
+        plan = self.plan(*await self.classify(request.query))
         log.debug("adaptive_plan: %s", plan)
         # HyDE hypotheses are sampled anew each call: their vectors are not worth caching.
-        with embedding_cache_bypassed(plan.use_hyde and not options.use_hyde):
-            results = await self.inner.retrieve(query, plan.apply(options), identity)
-        return annotate(results, adaptive_complexity=plan.complexity, adaptive_source=plan.source)
+        fresh = request.fresh_embeddings or (plan.use_hyde and not options.use_hyde)
+        outcome = await self.inner.run(replace(request, options=plan.apply(options), fresh_embeddings=fresh))
+        return replace(outcome, adaptive=AdaptiveDecision(plan.complexity, plan.source))

@@ -1,28 +1,23 @@
-"""What the strategy decorators share: the retriever shape they wrap and a chat helper.
+"""What the strategy decorators share: the stage seam they wrap and a chat helper.
 
-Every strategy is a decorator around a retriever-like object — anything with
-``async retrieve(query, options, identity) -> list[SearchResult]`` — and is one itself, so they
-stack (see :func:`ragwright.retrieve.strategies.compose.build_retriever`). The caller's identity is
-passed down unchanged: a strategy can narrow a search, never widen who may see what.
+Every strategy is a decorator around a retrieval stage — ``async run(request) -> RetrievalOutcome``
+(:mod:`ragwright.retrieve.request`; an object with only the older ``retrieve(query, options,
+identity)`` is adapted) — and is one itself, so they stack (see
+:func:`ragwright.retrieve.strategies.compose.build_retriever`). The request's identity is passed down
+unchanged: a strategy can narrow a search, never widen who may see what. A strategy records what it
+decided as a typed field of the :class:`~ragwright.model.outcome.RetrievalOutcome`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from ragwright._sync import to_thread
-from ragwright.model.identity import Identity
-from ragwright.model.results import SearchResult
 from ragwright.models.llms.base import ChatModel, Message
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.request import RetrievalRequest, RetrievalStage, RetrieverLike, StageBase, as_stage
 
-
-@runtime_checkable
-class RetrieverLike(Protocol):
-    """The retrieval seam every strategy wraps and offers."""
-
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]: ...
+__all__ = ["RetrievalRequest", "RetrievalStage", "RetrieverLike", "StageBase", "as_stage", "ask_model"]
 
 
 async def ask_model(

@@ -18,14 +18,14 @@ from datetime import datetime
 from typing import Any
 
 from ragwright.cache.options import CacheOptions
-from ragwright.cache.retrieval import CachedRetriever
 from ragwright.cache.tiered import TieredCache
 from ragwright.errors import ConfigError
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel
 from ragwright.options import RetrievalOptions
 from ragwright.retrieve.strategies.adaptive import AdaptiveRetriever
-from ragwright.retrieve.strategies.base import RetrieverLike
+from ragwright.retrieve.strategies.base import RetrievalStage, RetrieverLike, as_stage
+from ragwright.retrieve.strategies.cached import CachedRetriever
 from ragwright.retrieve.strategies.crag import CorrectiveRetriever
 from ragwright.retrieve.strategies.deep_research import DeepResearchRetriever
 from ragwright.retrieve.strategies.options import (
@@ -88,7 +88,7 @@ def model_names(base: Any, llm: ChatModel | None, web: WebSearch | None, embedde
 
 
 def build_retriever(
-    base: RetrieverLike,
+    base: RetrievalStage | RetrieverLike,
     *,
     tags: TagRetrievalOptions | bool | None = None,
     time: TimeWeightedOptions | bool | None = None,
@@ -102,7 +102,7 @@ def build_retriever(
     store: Any = None,
     embedder: Embedder | None = None,
     clock: Callable[[], datetime] | None = None,
-) -> RetrieverLike:
+) -> RetrievalStage:
     """*base* wrapped in the configured strategies (``True`` = default options, ``None`` = off).
 
     *store* and *embedder* default to ``base.store`` / ``base.embedder`` (the pipeline's). Deep
@@ -121,7 +121,7 @@ def build_retriever(
     if tag_opts is not None and (store is None or embedder is None):
         raise ConfigError("tag-based retrieval needs the store and the embedder (store=..., embedder=...)")
 
-    retriever: RetrieverLike = base
+    retriever: RetrievalStage = as_stage(base)
     if crag_opts is not None:
         retriever = CorrectiveRetriever(retriever, web=web, llm=llm, options=crag_opts)
     if adaptive_opts is not None:

@@ -12,8 +12,8 @@ Grading (the score is the fraction of results judged relevant):
 When the score is below ``RetrievalOptions.crag_score_threshold`` (0.5), ``crag_fallback_mode``
 ``replace`` returns only web results (capped at ``top_k``), ``append`` the results followed by the web
 results. A web failure, or no web results, returns the original results unchanged (logged
-``crag_web_failed``). Recorded: ``extensions["crag_triggered"]`` (``"true"``/``"false"`` as in the
-seed), ``crag_score``, ``crag_grader``, ``crag_action``.
+``crag_web_failed``). Recorded: ``outcome.crag`` (:class:`~ragwright.model.outcome.CragDecision`:
+triggered, score, grader, action; the flat view keeps the seed's ``crag_triggered`` ``"true"``/``"false"``).
 """
 
 from __future__ import annotations
@@ -21,21 +21,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import replace
 from typing import Any, Literal
 
 from ragwright._sync import to_thread
-from ragwright.model.extensions import annotate
-from ragwright.model.identity import Identity
+from ragwright.model.outcome import CragDecision, RetrievalOutcome
 from ragwright.model.results import SearchResult
 from ragwright.models.llms.base import ChatModel, parse_json
-from ragwright.options import RetrievalOptions
-from ragwright.retrieve.strategies.base import RetrieverLike, ask_model
+from ragwright.retrieve.strategies.base import (
+    RetrievalRequest,
+    RetrievalStage,
+    RetrieverLike,
+    StageBase,
+    as_stage,
+    ask_model,
+)
 from ragwright.retrieve.strategies.options import CragOptions
 from ragwright.retrieve.strategies.web import WebSearch, web_search_results
 
 log = logging.getLogger(__name__)
 
 Grade = Literal["relevant", "ambiguous", "irrelevant"]
+GraderName = Literal["heuristic", "llm", "heuristic_fallback"]
 GRADES: tuple[Grade, ...] = ("relevant", "ambiguous", "irrelevant")
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -105,7 +112,7 @@ class Grader:
         grade: Grade = parse_json(reply, parse_grade)
         return grade
 
-    async def grade(self, query: str, results: list[SearchResult]) -> tuple[list[Grade], str]:
+    async def grade(self, query: str, results: list[SearchResult]) -> tuple[list[Grade], GraderName]:
         """One grade per result, and the grader that produced them."""
         if self.llm is None or not results:
             return self.heuristic(query, results), "heuristic"
@@ -123,54 +130,56 @@ def relevance_score(grades: list[Grade]) -> float:
     return sum(1 for g in grades if g == "relevant") / len(grades) if grades else 0.0
 
 
-class CorrectiveRetriever:
+class CorrectiveRetriever(StageBase):
     """Grades *inner*'s results and corrects weak ones with web search."""
 
     def __init__(
         self,
-        inner: RetrieverLike,
+        inner: RetrievalStage | RetrieverLike,
         *,
         web: WebSearch | None = None,
         llm: ChatModel | None = None,
         options: CragOptions | None = None,
     ) -> None:
-        self.inner, self.web = inner, web
+        self.inner, self.web = as_stage(inner), web
         self.options = options or CragOptions()
         self.grader = Grader(llm, self.options)
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
-        results = await self.inner.retrieve(query, options, identity)
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        outcome = await self.inner.run(request)
+        options, query = request.options, request.query
         if not options.use_crag:
-            return results
-        grades, grader = await self.grader.grade(query, list(results))
+            return outcome
+        results = list(outcome.results)
+        grades, grader = await self.grader.grade(query, results)
         score = relevance_score(grades)
-        trace: dict[str, Any] = {"crag_score": score, "crag_grader": grader}
-        degraded = "crag_grading" if grader == "heuristic_fallback" else None
+        if grader == "heuristic_fallback":
+            outcome = outcome.degrade("crag_grading")
+
+        def decided(triggered: bool, action: Any) -> RetrievalOutcome:
+            return replace(outcome, crag=CragDecision(triggered, score, grader, action))
+
         if score >= options.crag_score_threshold:
-            return annotate(results, results, degraded=degraded, crag_triggered="false", crag_action="none", **trace)
+            return decided(False, "none")
         if self.web is None:
             log.warning(
                 "crag_no_web_search: score %.2f below %.2f and no web search configured",
                 score,
                 options.crag_score_threshold,
             )
-            return annotate(results, results, degraded=degraded, crag_triggered="true", crag_action="none", **trace)
+            return decided(True, "none")
         try:
             hits = await to_thread(self.web.search, query, self.options.web_result_count)
             if not hits:
                 raise ValueError("no web results")
         except Exception as exc:  # web failure → the original results, unchanged
             log.warning("crag_web_failed: %s: %s; returning the retrieved results", type(exc).__name__, exc)
-            return annotate(
-                results, results, degraded="crag_web", crag_triggered="true", crag_action="web_failed", **trace
-            )
-        web = web_search_results(hits, identity)
+            return decided(True, "web_failed").degrade("crag_web")
+        web = web_search_results(hits, request.identity)
         if options.crag_fallback_mode == "replace":
             out = web[: options.top_k]
         else:
             seen = {r.chunk_id for r in results}
             out = [*results, *(w for w in web if w.chunk_id not in seen)]
         log.info("crag_triggered: score %.2f, %s with %d web results", score, options.crag_fallback_mode, len(web))
-        return annotate(
-            out, results, degraded=degraded, crag_triggered="true", crag_action=options.crag_fallback_mode, **trace
-        )
+        return decided(True, options.crag_fallback_mode).with_results(out)

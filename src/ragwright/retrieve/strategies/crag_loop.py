@@ -18,11 +18,9 @@ from typing import Any
 
 from ragwright._sync import to_thread
 from ragwright.cache.keys import normalize_query
-from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.llms.base import ChatModel, parse_json
-from ragwright.options import RetrievalOptions
-from ragwright.retrieve.strategies.base import RetrieverLike, ask_model
+from ragwright.retrieve.strategies.base import RetrievalRequest, RetrievalStage, RetrieverLike, as_stage, ask_model
 from ragwright.retrieve.strategies.crag import Grader
 from ragwright.retrieve.strategies.options import CragOptions
 from ragwright.retrieve.strategies.web import WebSearch, web_search_results
@@ -70,13 +68,13 @@ class CorrectiveAnswerLoop:
 
     def __init__(
         self,
-        retriever: RetrieverLike,
+        retriever: RetrievalStage | RetrieverLike,
         *,
         llm: ChatModel | None = None,
         web: WebSearch | None = None,
         options: CragOptions | None = None,
     ) -> None:
-        self.retriever, self.llm, self.web = retriever, llm, web
+        self.retriever, self.llm, self.web = as_stage(retriever), llm, web
         self.options = options or CragOptions()
         self.grader = Grader(llm, self.options)
 
@@ -98,14 +96,14 @@ class CorrectiveAnswerLoop:
             return None
         return rewritten
 
-    async def run(
-        self, question: str, options: RetrievalOptions, identity: Identity, answer: Answer
-    ) -> CorrectiveOutcome:
-        """Answer *question* through *answer* (``(question, evidence) -> RagResponse``), or decline."""
-        query, queries = question, [question]
+    async def run(self, request: RetrievalRequest, answer: Answer) -> CorrectiveOutcome:
+        """Answer the request's question through *answer* (``(question, evidence) -> RagResponse``), or
+        decline. Each retry is the same request with the rewritten query."""
+        question, identity = request.query, request.identity
+        query, queries = request.query, [request.query]
         attempts = 0
         for attempts in range(1, self.options.max_attempts + 1):
-            results = list(await self.retriever.retrieve(query, options, identity))
+            results = list((await self.retriever.run(request.with_query(query))).results)
             grades, _ = await self.grader.grade(question, results)
             if sum(1 for g in grades if g == "relevant") >= self.options.min_relevant:
                 evidence = [r for r, g in zip(results, grades, strict=True) if g != "irrelevant"]

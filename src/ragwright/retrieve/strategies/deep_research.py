@@ -11,24 +11,32 @@ concurrently, each under the caller's identity unchanged). The model replies
 * the first page is judged sufficient (or nothing expands) → it passes through with its own scores.
 
 Otherwise every page (the original and each sub-query's) is a ranking; they are fused with RRF (k 60),
-so scores are ordinal, and the page is capped at ``top_k``.
+so scores are ordinal, and the page is capped at ``top_k``. Sub-queries travel as the same request
+(history, trace, cache scope) with another query text. Recorded: ``outcome.deep_research``
+(:class:`~ragwright.model.outcome.DeepResearchDecision`: depth, why it stopped, the sub-queries run).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 
 from ragwright.cache.keys import normalize_query
 from ragwright.errors import GenerationError
-from ragwright.model.extensions import RetrievalResults, extensions_of
-from ragwright.model.identity import Identity
+from ragwright.model.outcome import DeepResearchDecision, RetrievalOutcome
 from ragwright.model.results import SearchResult
 from ragwright.models.llms.base import ChatModel, parse_json
-from ragwright.options import RetrievalOptions
 from ragwright.retrieve.fusion import rrf
-from ragwright.retrieve.strategies.base import RetrieverLike, ask_model
+from ragwright.retrieve.strategies.base import (
+    RetrievalRequest,
+    RetrievalStage,
+    RetrieverLike,
+    StageBase,
+    as_stage,
+    ask_model,
+)
 from ragwright.retrieve.strategies.options import DeepResearchOptions
 
 log = logging.getLogger(__name__)
@@ -92,13 +100,20 @@ def fuse_pages(pages: list[list[SearchResult]], top_k: int, k: int = 60) -> list
     return [SearchResult(first[f.chunk_id].chunk, f.score, arms=first[f.chunk_id].arms, fusion="rrf") for f in fused]
 
 
-class DeepResearchRetriever:
+Stop = Literal["max_depth", "sufficient", "no_new_queries", "failed", "malformed"]
+
+
+class DeepResearchRetriever(StageBase):
     """Iterative sufficiency checks and sub-queries around *inner*."""
 
-    def __init__(self, inner: RetrieverLike, llm: ChatModel, options: DeepResearchOptions | None = None) -> None:
-        self.inner, self.llm, self.options = inner, llm, options or DeepResearchOptions()
+    def __init__(
+        self, inner: RetrievalStage | RetrieverLike, llm: ChatModel, options: DeepResearchOptions | None = None
+    ) -> None:
+        self.inner, self.llm, self.options = as_stage(inner), llm, options or DeepResearchOptions()
 
-    async def _verdict(self, query: str, gathered: list[SearchResult]) -> tuple[bool, list[str]] | str:
+    async def _verdict(
+        self, query: str, gathered: list[SearchResult]
+    ) -> tuple[bool, list[str]] | Literal["failed", "malformed"]:
         """The model's verdict, or why there is none (``"failed"``: the call; ``"malformed"``: the reply)."""
         template = self.options.sufficiency_prompt or DEFAULT_PROMPT
         prompt = (
@@ -118,21 +133,23 @@ class DeepResearchRetriever:
             return "malformed"
         return verdict
 
-    async def _sub_page(self, sub: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult] | None:
+    async def _sub_page(self, request: RetrievalRequest, sub: str) -> list[SearchResult] | None:
         try:
-            return await self.inner.retrieve(sub, options, identity)
+            return list((await self.inner.run(request.with_query(sub))).results)
         except Exception as exc:
             log.warning("deep_research_subquery_failed: %r: %s; skipped", sub, exc)
             return None
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
-        first = await self.inner.retrieve(query, options, identity)  # a failure here propagates
-        pages: list[list[SearchResult]] = [list(first)]
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        query, top_k = request.query, request.options.top_k
+        first = await self.inner.run(request)  # a failure here propagates
+        pages: list[list[SearchResult]] = [list(first.results)]
         asked = {normalize_query(query)}
         run: list[str] = []
-        stop, depth = "max_depth", 0
+        stop: Stop = "max_depth"
+        depth = 0
         for depth in range(1, self.options.max_depth + 1):  # noqa: B007 - depth is reported
-            gathered = pages[0] if len(pages) == 1 else fuse_pages(pages, options.top_k)
+            gathered = pages[0] if len(pages) == 1 else fuse_pages(pages, top_k)
             verdict = await self._verdict(query, gathered)
             if isinstance(verdict, str):
                 stop = verdict
@@ -147,9 +164,7 @@ class DeepResearchRetriever:
                 break
             asked.update(normalize_query(s) for s in fresh)
             run.extend(fresh)
-            found = await asyncio.gather(*(self._sub_page(s, options, identity) for s in fresh))
+            found = await asyncio.gather(*(self._sub_page(request, s) for s in fresh))
             pages.extend(p for p in found if p is not None)
-        trace = {"deep_research_depth": depth, "deep_research_stop": stop, "deep_research_queries": run}
-        if len(pages) == 1:
-            return RetrievalResults(first, {**extensions_of(first), **trace})
-        return RetrievalResults(fuse_pages(pages, options.top_k), {**extensions_of(first), **trace})
+        outcome = replace(first, deep_research=DeepResearchDecision(depth, stop, tuple(run)))
+        return outcome if len(pages) == 1 else outcome.with_results(fuse_pages(pages, top_k))

@@ -7,6 +7,7 @@ best ``top_k`` keys scoring at least ``min_score`` into the metadata filter (AND
 to the caller's filter: a key the caller already filters on is left alone, and the security filter
 — applied by the store from the identity — is out of its reach. When the added tags leave nothing,
 the search runs again without them (``tag_filter_relaxed``). A failure degrades to the plain search.
+Recorded: ``outcome.tags`` (:class:`~ragwright.model.outcome.TagDecision`).
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ import logging
 import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from ragwright._sync import to_thread
+from ragwright.cache.keys import bind_scope
 from ragwright.model.chunk import Chunk
-from ragwright.model.extensions import annotate
 from ragwright.model.filters import And, Compare, Eq, Exists, Filter, In, Not, Or, all_of, as_filter
 from ragwright.model.identity import Identity
 from ragwright.model.metadata import RESERVED_KEYS
+from ragwright.model.outcome import RetrievalOutcome, TagDecision
 from ragwright.model.records import DocumentRecord, DocumentStatus
-from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import RetrievalOptions
-from ragwright.retrieve.strategies.base import RetrieverLike
+from ragwright.retrieve.strategies.base import RetrievalRequest, RetrievalStage, RetrieverLike, StageBase, as_stage
 from ragwright.retrieve.strategies.options import TagRetrievalOptions
 from ragwright.stores.tags import TagPair, TagTable, decode_value, encode_value
 
@@ -123,29 +125,35 @@ def filter_keys(flt: Filter | None) -> set[str]:
     return set()
 
 
-class TagRetriever:
+class TagRetriever(StageBase):
     """Adds the tags the query matches to the metadata filter, then retrieves with *inner*."""
 
     def __init__(
         self,
-        inner: RetrieverLike,
+        inner: RetrievalStage | RetrieverLike,
         table: TagTable,
         embedder: Embedder,
         options: TagRetrievalOptions | None = None,
     ) -> None:
-        self.inner, self.table, self.embedder = inner, table, embedder
+        self.inner, self.table, self.embedder = as_stage(inner), table, embedder
         self.options = options or TagRetrievalOptions()
 
-    def match(self, query: str, identity: Identity, skip_keys: AbstractSet[str] = frozenset()) -> dict[str, Any]:
-        """The best value per key for *query* among the tags *identity* may see: ``{key: value}``."""
+    def match(
+        self,
+        query: str,
+        identity: Identity,
+        skip_keys: AbstractSet[str] = frozenset(),
+        embedder: Embedder | None = None,
+    ) -> dict[str, Any]:
+        """The best value per key for *query* among the tags *identity* may see: ``{key: value}``
+        (*embedder*: the call's, bound to its cache scope; by default the retriever's own)."""
         import numpy as np
 
+        embedder = embedder or self.embedder
         entries = [e for e in self.table.visible(self.embedder.name, identity) if e[0] not in skip_keys]
         if not entries:
             return {}
-        scores = np.stack([np.asarray(vec, dtype=np.float32) for _, _, vec in entries]) @ self.embedder.embed_query(
-            query
-        )
+        scores = np.stack([np.asarray(vec, dtype=np.float32) for _, _, vec in entries]) @ embedder.embed_query(query)
         best: dict[str, tuple[float, str]] = {}
         for (key, value, _), score in zip(entries, scores.tolist(), strict=True):
             if score >= self.options.min_score and (key not in best or score > best[key][0]):
@@ -153,21 +161,23 @@ class TagRetriever:
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: self.options.top_k]
         return {key: decode_value(value) for key, (_, value) in ranked}
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        options, identity = request.options, request.identity
         if not options.use_tag_retrieval:
-            return await self.inner.retrieve(query, options, identity)
+            return await self.inner.run(request)
         given: Filter | None = options.metadata_filter  # type: ignore[assignment]  # normalised by the options
+        embedder = bind_scope(self.embedder, request.cache, fresh=request.fresh_embeddings)
         try:
-            tags = await to_thread(self.match, query, identity, filter_keys(given))
+            tags = await to_thread(self.match, request.query, identity, filter_keys(given), embedder)
         except Exception as exc:  # an optional stage degrades to the plain search
             log.warning("tag_retrieval_failed: %s; searching without tags", exc)
-            return annotate(await self.inner.retrieve(query, options, identity), degraded="tags")
+            return (await self.inner.run(request)).degrade("tags")
         if not tags:
-            return annotate(await self.inner.retrieve(query, options, identity), tag_filter={})
+            return replace(await self.inner.run(request), tags=TagDecision())
         narrowed = options.merged(metadata_filter=all_of([given, as_filter(tags)]))
-        results = await self.inner.retrieve(query, narrowed, identity)
-        if not results and self.options.relax_on_empty:
+        outcome = await self.inner.run(request.with_options(narrowed))
+        if not outcome.results and self.options.relax_on_empty:
             log.info("tag_filter_relaxed: %s matched nothing; searching without it", tags)
-            relaxed = await self.inner.retrieve(query, options, identity)
-            return annotate(relaxed, tag_filter=tags, tag_filter_relaxed=True)
-        return annotate(results, tag_filter=tags)
+            relaxed = await self.inner.run(request)
+            return replace(relaxed, tags=TagDecision(MappingProxyType(tags), relaxed=True))
+        return replace(outcome, tags=TagDecision(MappingProxyType(tags)))

@@ -17,12 +17,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ragwright.model.extensions import annotate
-from ragwright.model.identity import Identity
+from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import SearchResult
-from ragwright.options import RetrievalOptions
 from ragwright.postprocess.reorder import lost_in_the_middle
-from ragwright.retrieve.strategies.base import RetrieverLike
+from ragwright.retrieve.strategies.base import RetrievalRequest, RetrievalStage, RetrieverLike, StageBase, as_stage
 from ragwright.retrieve.strategies.options import TimeWeightedOptions
 
 log = logging.getLogger(__name__)
@@ -68,17 +66,17 @@ def _weighted(score: float, factor: float) -> float:
     return score / factor
 
 
-class TimeWeightedRetriever:
+class TimeWeightedRetriever(StageBase):
     """Discounts older results of *inner*; ``clock`` returns the current aware datetime (injectable)."""
 
     def __init__(
         self,
-        inner: RetrieverLike,
+        inner: RetrievalStage | RetrieverLike,
         options: TimeWeightedOptions | None = None,
         *,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self.inner, self.options = inner, options or TimeWeightedOptions()
+        self.inner, self.options = as_stage(inner), options or TimeWeightedOptions()
         self.clock = clock or (lambda: datetime.now(UTC))
 
     def reweight(self, results: list[SearchResult], reorder: bool = False) -> list[SearchResult]:
@@ -100,9 +98,10 @@ class TimeWeightedRetriever:
         ordered = sorted(weighted, key=lambda r: -r.score)
         return lost_in_the_middle(ordered) if reorder else ordered
 
-    async def retrieve(self, query: str, options: RetrievalOptions, identity: Identity) -> list[SearchResult]:
-        results = await self.inner.retrieve(query, options, identity)
-        if not options.use_time_weighting or not results:
-            return results
-        out = self.reweight(list(results), options.use_lost_in_the_middle_reordering)
-        return annotate(out, results, time_weighted=self.options.decay_rate)
+    async def run(self, request: RetrievalRequest) -> RetrievalOutcome:
+        outcome = await self.inner.run(request)
+        options = request.options
+        if not options.use_time_weighting or not outcome.results:
+            return outcome
+        out = self.reweight(list(outcome.results), options.use_lost_in_the_middle_reordering)
+        return replace(outcome, results=tuple(out), time_decay_rate=self.options.decay_rate)

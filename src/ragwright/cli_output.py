@@ -53,6 +53,16 @@ def print_ingest(report: Any) -> None:
     )
 
 
+def scanned_note(result: Any) -> str:
+    """ " — from a scanned page (OCR …)" for a result whose text OCR read (ingest.scanned), else ""."""
+    meta = result.chunk.metadata
+    if meta.get("scanned") is not True:
+        return ""
+    confidence = meta.get("ocr_confidence")
+    detail = f"OCR, confidence {float(confidence):.2f}" if isinstance(confidence, int | float) else "OCR"
+    return f" — from a scanned page ({detail})"
+
+
 def print_results(results: list[Any]) -> None:
     if not results:
         click.echo("no results")
@@ -60,7 +70,7 @@ def print_results(results: list[Any]) -> None:
         where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
         evidence = ", ".join(f"{arm} #{hit.rank} {hit.score:.3f}" for arm, hit in r.arms.items())
         score = f"{r.fusion} {r.score:.4f}" if r.fusion else f"{r.score:.3f}"
-        click.echo(f"{n}. [{score}; {evidence}] {one_line(r.document_id)}{where}")
+        click.echo(f"{n}. [{score}; {evidence}] {one_line(r.document_id)}{where}{scanned_note(r)}")
         click.echo("   " + flat(r.chunk.text)[:300])
 
 
@@ -70,7 +80,7 @@ def print_answer(response: Any) -> None:
     for n, r in enumerate(response.sources, start=1):
         if n in cited or response.declined:
             where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
-            click.echo(f"  [Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f})")
+            click.echo(f"  [Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f}){scanned_note(r)}")
 
 
 def print_sources(response: Any, *, show_prompt: bool = False) -> None:
@@ -89,7 +99,7 @@ def print_sources(response: Any, *, show_prompt: bool = False) -> None:
     for n, r in enumerate(response.sources, start=1):
         where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
         mark = "*" if n in cited else " "
-        click.echo(f" {mark}[Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f})")
+        click.echo(f" {mark}[Source {n}] {one_line(r.document_id)}{where} ({r.score:.3f}){scanned_note(r)}")
 
 
 def print_prompt(messages: Any) -> None:

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from ragwright.index.language import chunk_languages
 from ragwright.ingest.dates import resolve_dates
+from ragwright.ingest.scanned import mark_scanned
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
@@ -51,4 +52,4 @@ def chunk_document(
         if language is not None and "language" not in meta:
             meta["language"] = language
         out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
-    return out
+    return mark_scanned(document, out)  # OCR text is flagged "from a scanned page" (ingest.scanned)

@@ -47,6 +47,7 @@ class SearchResult:
             "text": self.chunk.text,
             "section_path": list(self.chunk.section_path),
             "page": self.chunk.page,
+            "scanned": self.chunk.metadata.get("scanned") is True,  # text read by OCR (ingest.scanned)
             "arms": {name: {"rank": hit.rank, "score": hit.score} for name, hit in self.arms.items()},
         }
 

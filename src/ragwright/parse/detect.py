@@ -5,6 +5,7 @@
   ``ppt/presentation.xml`` → PPTX, otherwise a plain zip (unsupported);
 * OLE/CFB containers by their streams: ``EncryptionInfo`` → encrypted OOXML, ``__substg1.0_`` → MSG,
   ``Workbook``/``Book`` → legacy XLS, ``WordDocument`` → legacy DOC;
+* images (PNG, JPEG, TIFF, WebP, BMP, GIF) by their signatures, read through OCR;
 * RFC 822 email by its header block; HTML by its opening tags;
 * text formats carry no magic: once the bytes are known to be text, the file name is a *hint* that
   separates Markdown, CSV and source code from plain text.
@@ -35,6 +36,7 @@ Format = Literal[
     "csv",
     "code",
     "text",
+    "image",
     "binary",
 ]
 
@@ -171,10 +173,31 @@ def _looks_like_email(data: bytes) -> bool:
     return headers >= 2 and known >= 2
 
 
+_IMAGE_MAGIC: Final = (
+    b"\x89PNG\r\n\x1a\n",  # PNG
+    b"\xff\xd8\xff",  # JPEG
+    b"II*\x00",  # TIFF, little-endian
+    b"MM\x00*",  # TIFF, big-endian
+    b"GIF87a",
+    b"GIF89a",
+    b"BM",  # BMP (checked with its header size below)
+)
+
+
+def _is_image(data: bytes) -> bool:
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return True
+    if data.startswith(b"BM"):  # BMP: the header size field is one of the known sizes
+        return len(data) > 18 and int.from_bytes(data[14:18], "little") in (12, 40, 52, 56, 108, 124)
+    return data.startswith(_IMAGE_MAGIC)
+
+
 def detect(data: bytes, name_hint: str = "") -> Format:
     """The format of *data*; *name_hint* (a file name) only separates text formats."""
     if data.startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
         return "pdf"
+    if _is_image(data):
+        return "image"
     if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
         return _zip_format(data)
     if data.startswith(OLE_MAGIC):

@@ -19,6 +19,8 @@ interleaving paragraphs with tables:
   (``{"endnote": n}``, marker ``[^en]``); headers and footers are dropped;
 * comments are excluded unless ``options.include_comments``: then each follows the block that
   anchors it as a ``QUOTE`` with attributes ``author``, ``comment_id``, ``date`` and ``reply_to``;
+* pictures are read by OCR where they sit (:mod:`~ragwright.parse.pictures`; paragraphs flagged ``ocr``
+  with the picture's part name in ``image``), unless ``options.ocr`` is off or no engine is installed;
 * runs a reader cannot see are dropped and counted (``metadata["hidden_elements"]``, one per stretch
   of consecutive hidden runs, and a warning): hidden (``w:vanish``, ``w:specVanish``, ``w:webHidden``),
   smaller than 2 pt, or coloured like their background — resolved through styles
@@ -37,14 +39,18 @@ from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse.docx_look import RunLook
 from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.pictures import PictureReader, picture_part
 from ragwright.parse.safexml import parse_xml
 
-VERSION = "docx/2"
+VERSION = "docx/3"
 MIME: Final = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _W14: Final = "{http://schemas.microsoft.com/office/word/2010/wordml}"
 _W15: Final = "{http://schemas.microsoft.com/office/word/2012/wordml}"
 _MC: Final = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_A: Final = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_V: Final = "{urn:schemas-microsoft-com:vml}"
+_R: Final = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _HEADING_NAME: Final = re.compile(r"heading\s*([1-9])")
 _SKIP: Final = frozenset(
     _W + t for t in ("pPr", "rPr", "instrText", "delInstrText", "fldData", "moveFrom", "tblPr", "sectPr")
@@ -119,6 +125,8 @@ class _Ctx:
     comment_refs: list[str] = field(default_factory=list)
     hidden_runs: int = 0  # stretches of consecutive hidden runs
     look: RunLook | None = None
+    pictures: PictureReader | None = None  # OCR of embedded pictures (parse.pictures)
+    parts: Any = None  # the main part's related parts by relationship id (the pictures' bytes)
 
 
 def _text(el: Any, ctx: _Ctx, out: list[str], *, deleted: bool = False) -> None:
@@ -256,6 +264,8 @@ def _blocks(container: Any, ctx: _Ctx, out: list[Element], comments: dict[str, E
             if text:
                 kind, level = _classify(child, ctx)
                 out.append(Element(kind, text, level=level))
+            if ctx.pictures is not None:
+                out.extend(_picture_text(child, ctx))
         elif tag == _W + "tbl":
             table = _table(child, ctx)
             if table:
@@ -273,6 +283,18 @@ def _blocks(container: Any, ctx: _Ctx, out: list[Element], comments: dict[str, E
         for cid in ctx.comment_refs[before:]:
             if cid in comments:
                 out.append(comments.pop(cid))
+
+
+def _picture_text(p: Any, ctx: _Ctx) -> list[Element]:
+    """What OCR reads in the pictures a paragraph holds (DrawingML ``a:blip``, legacy VML ``v:imagedata``)."""
+    out: list[Element] = []
+    for node in p.iter(_A + "blip", _V + "imagedata"):
+        rid = node.get(_R + "embed") or node.get(_R + "id")
+        part = ctx.parts.get(rid) if rid and ctx.parts is not None else None
+        found = picture_part(part) if part is not None else None
+        if found is not None and ctx.pictures is not None:
+            out.extend(ctx.pictures.read(*found))
+    return out
 
 
 def _part_root(document: Any, reltype_suffix: str) -> Any:
@@ -352,6 +374,8 @@ def parse_docx(document_id: str, data: bytes, *, source: str | None, options: Pa
         document = docx.Document(io.BytesIO(data))
         ctx = _Ctx(options=options, styles=_Styles(document.styles.element))
         ctx.look = RunLook(document.styles.element, document.element)
+        if options.ocr:
+            ctx.pictures, ctx.parts = PictureReader(options), document.part.related_parts
         comments = _comments(document, ctx) if options.include_comments else {}
         elements: list[Element] = []
         _blocks(document.element.body, ctx, elements, comments)
@@ -367,7 +391,14 @@ def parse_docx(document_id: str, data: bytes, *, source: str | None, options: Pa
     )
     if ctx.hidden_runs:
         meta["hidden_elements"] = ctx.hidden_runs
-    warnings = (f"{ctx.hidden_runs} hidden run(s) dropped",) if ctx.hidden_runs else ()
+    warnings: tuple[str, ...] = (f"{ctx.hidden_runs} hidden run(s) dropped",) if ctx.hidden_runs else ()
+    if ctx.pictures is not None:
+        warnings += tuple(ctx.pictures.warnings)
+        pictures = {
+            e.attributes["image"] for e in elements if e.attributes.get("ocr") is True and "image" in e.attributes
+        }
+        if pictures:
+            meta["ocr_pictures"] = len(pictures)
     return Document(
         id=document_id,
         elements=tuple(elements),

@@ -33,6 +33,7 @@ from ragwright.model.document import Document, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
 from ragwright.parse import pdf_core
+from ragwright.parse.image import deskew
 from ragwright.parse.pdf_elements import PdfPage, page_elements
 from ragwright.parse.pdf_hidden import hidden_objects, remove_objects
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text
@@ -360,7 +361,7 @@ def _ocr_lines(pdf: Any, page: PdfPage, graphics: Graphics | None, engine: _ocr.
     scale = max(1.0, min(native, 3.0, 2000 / longest))
     handle = pdf[page.number - 1]
     try:
-        image = handle.render(scale=scale).to_pil()
+        image = deskew(handle.render(scale=scale).to_pil(), expand=False)  # same size: boxes stay on the page
     finally:
         handle.close()
     height = image.size[1] / scale

@@ -6,7 +6,8 @@
   list item when it has an explicit bullet or number, sits below level 0, or belongs to a body
   placeholder (which inherits bullets from the master) without ``buNone``;
 * tables become one Markdown ``TABLE`` (first row as header, merged cells repeated); group shapes are
-  walked recursively; pictures with alternative text give an ``IMAGE`` element;
+  walked recursively; pictures with alternative text give an ``IMAGE`` element, and the text OCR reads
+  in a picture follows it (:mod:`~ragwright.parse.pictures`, unless ``options.ocr`` is off);
 * date, footer and slide-number placeholders are dropped (like headers and footers elsewhere);
 * what a viewer of the slide show never sees is dropped and counted (``metadata["hidden_elements"]``,
   with a warning): hidden slides, hidden shapes (``hidden="1"``), shapes lying wholly off the slide, and
@@ -25,10 +26,11 @@ from ragwright.errors import LimitExceeded
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.options import ParseOptions
 from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.pictures import PictureReader
 from ragwright.parse.pptx_look import SlideLook, hidden_flag, off_slide, shape_fill
 from ragwright.parse.visibility import WHITE
 
-VERSION = "pptx/2"
+VERSION = "pptx/3"
 MIME: Final = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 _A: Final = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _P: Final = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -91,7 +93,16 @@ def _shape_type(shape: Any) -> int | None:
     return None if kind is None else int(kind)
 
 
-def _shapes(shapes: Any, page: int, out: list[Element], skip: Any, look: SlideLook, *, top: bool = True) -> None:
+def _shapes(
+    shapes: Any,
+    page: int,
+    out: list[Element],
+    skip: Any,
+    look: SlideLook,
+    *,
+    top: bool = True,
+    pictures: PictureReader | None = None,
+) -> None:
     """Walk shapes in order (recursing into groups), appending their elements; hidden and (at the top
     level, where positions are on the slide) off-slide shapes are dropped and counted."""
     for shape in shapes:
@@ -105,7 +116,7 @@ def _shapes(shapes: Any, page: int, out: list[Element], skip: Any, look: SlideLo
             continue
         shape_type = _shape_type(shape)
         if shape_type == 6:  # MSO_SHAPE_TYPE.GROUP
-            _shapes(shape.shapes, page, out, None, look, top=False)
+            _shapes(shape.shapes, page, out, None, look, top=False, pictures=pictures)
         elif getattr(shape, "has_table", False) and shape.has_table:
             table = _table(shape.table, look)
             if table:
@@ -116,9 +127,16 @@ def _shapes(shapes: Any, page: int, out: list[Element], skip: Any, look: SlideLo
             alt = " ".join((shape._element._nvXxPr.cNvPr.get("descr") or "").split())
             if alt:
                 out.append(Element(ElementKind.IMAGE, alt, page=page, attributes={"alt": True}))
+            if pictures is not None:
+                try:
+                    blob, name = shape.image.blob, shape.image.filename or "picture"
+                except Exception:  # a linked picture, or one whose part is missing
+                    blob = None
+                if blob is not None:
+                    out.extend(pictures.read(blob, name, page))
 
 
-def _slide(slide: Any, page: int, look: SlideLook) -> list[Element]:
+def _slide(slide: Any, page: int, look: SlideLook, pictures: PictureReader | None = None) -> list[Element]:
     title_shape = None
     title = ""
     for shape in slide.shapes:
@@ -139,7 +157,7 @@ def _slide(slide: Any, page: int, look: SlideLook) -> list[Element]:
             attributes={"slide": page} if title else {"slide": page, "untitled": True},
         )
     ]
-    _shapes(slide.shapes, page, out, title_shape, look)
+    _shapes(slide.shapes, page, out, title_shape, look, pictures=pictures)
     if slide.has_notes_slide:
         frame = slide.notes_slide.notes_text_frame
         notes = "\n".join(look.paragraph_text(p, WHITE) for p in frame.paragraphs) if frame is not None else ""
@@ -161,12 +179,13 @@ def parse_pptx(document_id: str, data: bytes, *, source: str | None, options: Pa
         count = len(presentation.slides)
         if count > options.max_slides:
             raise LimitExceeded(f"the presentation has {count:,} slides, over max_slides ({options.max_slides:,})")
+        pictures = PictureReader(options) if options.ocr else None
         for page, slide in enumerate(presentation.slides, start=1):
             if slide._element.get("show") in ("0", "false"):
                 hidden.append(page)
                 continue
             look = SlideLook.of(slide, presentation.slide_width or 0, presentation.slide_height or 0)
-            elements.extend(_slide(slide, page, look))
+            elements.extend(_slide(slide, page, look, pictures))
             dropped += look.hidden
     meta = core_properties(archive)
     meta["slides"] = count
@@ -176,6 +195,11 @@ def parse_pptx(document_id: str, data: bytes, *, source: str | None, options: Pa
         warnings += (f"{dropped} hidden shape(s) or run(s) dropped",)
     if hidden or dropped:
         meta["hidden_elements"] = len(hidden) + dropped
+    if pictures is not None:
+        warnings += tuple(pictures.warnings)
+        read = {e.attributes["image"] for e in elements if e.attributes.get("ocr") is True and "image" in e.attributes}
+        if read:
+            meta["ocr_pictures"] = len(read)
     return Document(
         id=document_id,
         elements=tuple(elements),

@@ -32,6 +32,7 @@ _PARSERS: Final[dict[str, tuple[str, str]]] = {
     "eml": ("ragwright.parse.email", "parse_eml"),
     "msg": ("ragwright.parse.email", "parse_msg"),
     "code": ("ragwright.parse.code", "parse_code"),
+    "image": ("ragwright.parse.image", "parse_image"),
 }
 _IN_PROCESS: Final = frozenset({"markdown", "text", "csv", "code"})
 # format → the importable modules its parser needs: (module, the pip extra that brings it, purpose). The
@@ -48,7 +49,7 @@ _NEEDS: Final[dict[str, tuple[tuple[str, str, str], ...]]] = {
         ("trafilatura", "html", "HTML main-content extraction"),
     ),
     "msg": (("extract_msg", "office", "Outlook .msg parsing"),),
-}
+}  # images need OCR, an extra: parse_image says which when it is missing
 _REFUSED: Final[dict[str, str]] = {
     "encrypted_ooxml": "encrypted: the Office document is password-protected",
     "zip": "unsupported format: a ZIP archive that is not a DOCX, XLSX or PPTX document",

@@ -101,8 +101,14 @@ def rag_options(body: Mapping[str, Any], history: list[dict[str, str]]) -> dict[
     return options
 
 
-def sources_footer(citations: list[Mapping[str, Any]], documents: Mapping[str, Mapping[str, Any]]) -> str:
-    """ "Sources:" and one line per cited source: ``[Source N] title (document id)``."""
+def sources_footer(
+    citations: list[Mapping[str, Any]],
+    documents: Mapping[str, Mapping[str, Any]],
+    sources: list[Mapping[str, Any]] | None = None,
+) -> str:
+    """ "Sources:" and one line per cited source: ``[Source N] title (document id)``, with " — from a
+    scanned page (OCR)" when the source's text was read by OCR (``scanned`` in *sources*)."""
+    scanned = {n for n, s in enumerate(sources or [], start=1) if s.get("scanned") is True}
     lines, seen = [], set()
     for c in sorted(citations, key=lambda c: int(c["source"])):
         if c["source"] in seen:
@@ -110,7 +116,8 @@ def sources_footer(citations: list[Mapping[str, Any]], documents: Mapping[str, M
         seen.add(c["source"])
         doc = c["document_id"]
         title = (documents.get(doc) or {}).get("title")
-        lines.append(f"[Source {c['source']}] {title} ({doc})" if title else f"[Source {c['source']}] {doc}")
+        note = " — from a scanned page (OCR)" if int(c["source"]) in scanned else ""
+        lines.append((f"[Source {c['source']}] {title} ({doc})" if title else f"[Source {c['source']}] {doc}") + note)
     return "\n\nSources:\n" + "\n".join(lines) if lines else ""
 
 
@@ -122,7 +129,11 @@ def _usage(usage: Mapping[str, Any]) -> dict[str, int]:
 
 def completion(answer: Mapping[str, Any], model: str, completion_id: str, created: int) -> dict[str, Any]:
     """A ``chat.completion`` object from an ``/ask`` answer (with its ``documents``)."""
-    footer = "" if answer["declined"] else sources_footer(answer["citations"], answer.get("documents", {}))
+    footer = (
+        ""
+        if answer["declined"]
+        else sources_footer(answer["citations"], answer.get("documents", {}), answer.get("sources"))
+    )
     return {
         "id": completion_id,
         "object": "chat.completion",
@@ -147,7 +158,10 @@ def _extension(answer: Mapping[str, Any]) -> dict[str, Any]:
         "decline_reason": answer.get("decline_reason"),
         "citations": answer["citations"],
         "sources": [
-            {k: s.get(k) for k in ("source", "chunk_id", "document_id", "score", "text", "section_path", "page")}
+            {
+                k: s.get(k)
+                for k in ("source", "chunk_id", "document_id", "score", "text", "section_path", "page", "scanned")
+            }
             for s in answer.get("sources", [])
         ],
         "documents": answer.get("documents", {}),
@@ -187,7 +201,11 @@ async def stream_chunks(
                 citations.update(data)
             elif event == "done":
                 answer = {**data, **citations, "documents": documents}
-                footer = "" if answer["declined"] else sources_footer(answer.get("citations", []), documents)
+                footer = (
+                    ""
+                    if answer["declined"]
+                    else sources_footer(answer.get("citations", []), documents, answer.get("sources"))
+                )
                 if footer:
                     yield _sse(_chunk(completion_id, created, model, {"content": footer}, None))
                 yield _sse({**_chunk(completion_id, created, model, {}, "stop"), "ragwright": _extension(answer)})

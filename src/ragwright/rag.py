@@ -53,6 +53,8 @@ from ragwright.stores.base import Store
 
 if TYPE_CHECKING:
     from ragwright.cache import CacheOptions, TieredCache
+    from ragwright.graph.options import GraphOptions
+    from ragwright.rag_graph import RagGraph
     from ragwright.retrieve.strategies.options import StrategyOptions
     from ragwright.retrieve.strategies.web import WebSearch
     from ragwright.retrieve.transforms.options import TransformOptions
@@ -83,6 +85,7 @@ class Rag(RagAdmin):
         cache_options: CacheOptions | None = None,
         web_search: WebSearch | None = None,
         transforms: TransformOptions | None = None,
+        graph: GraphOptions | None = None,
     ) -> None:
         """*llm* (a :class:`ChatModel`, e.g. ``load_chat("local")``) writes the answers and serves the
         query transforms; without one, answers are extractive. *prompt_observer* sees every message list
@@ -127,6 +130,11 @@ class Rag(RagAdmin):
         self.llm, self._web_search, self._prompt_observer = llm, web_search, prompt_observer
         self._plan = strategies or StrategyOptions()
         self._tag_hook: Any = None
+        self.graph: RagGraph | None = None  # GraphRAG (graph=GraphOptions(...)): extraction, graph search
+        if graph is not None:
+            from ragwright.rag_graph import RagGraph
+
+            self.graph = RagGraph(self, graph)
         self._wire()
         store.bind_embedder(embedder.name, embedder.dimension)
 
@@ -240,6 +248,8 @@ class Rag(RagAdmin):
                 await asyncio.wait([run])
                 raise
             total.add(report)
+        if self.graph is not None:  # removals, access changes and documents the graph lacks
+            await to_thread(self.graph.index.sync)
         rag_telemetry.ingest_finished(started, total)
         return total
 

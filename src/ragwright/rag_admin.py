@@ -38,7 +38,14 @@ class RagAdmin:
         removed = self.store.remove_document(record.document_id)
         for child in record.metadata.get("_children", []):  # attachments go with their parent
             removed += self.store.remove_document(child)
+        self._graph_follow([record.document_id, *record.metadata.get("_children", [])])
         return removed
+
+    def _graph_follow(self, document_ids: list[str]) -> None:
+        """The entity graph (when configured) follows a removal or an access change at once."""
+        graph = getattr(self, "graph", None)
+        if graph is not None:
+            graph.index.documents_changed(document_ids)
 
     def update_acl(self, document_id: str, *, groups: Sequence[str] | None, tenant: str | None = None) -> int:
         """Change who may see a document (and its attachments) without re-embedding anything.
@@ -54,6 +61,7 @@ class RagAdmin:
         updated = 0
         for doc in (record.document_id, *record.metadata.get("_children", [])):
             updated += self.store.update_access(doc, new_tenant, acl)
+        self._graph_follow([record.document_id, *record.metadata.get("_children", [])])
         return updated
 
     def documents(

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 #: Called after each flush with the documents just written (tag indexing …); failures are logged.
 IngestHook = Callable[[Sequence[tuple[DocumentRecord, Sequence[Chunk]]]], None]
+#: Called on a document's chunks right after chunking (graph extraction …); returns them, perhaps with
+#: more metadata. Runs on the producer thread; a failure is logged and the chunks go on unchanged.
+ChunkAnnotator = Callable[[list[Chunk]], list[Chunk]]
 RECORD_PARSER_VERSION = "record/1"
 
 
@@ -90,6 +93,7 @@ class IngestPipeline:
         self.options = options or IngestOptions()
         self.parents = parents
         self.hooks: list[IngestHook] = []
+        self.annotators: list[ChunkAnnotator] = []
         self.sparse_encoder: SparseEncoder | None = None  # when set, chunks also get SPLADE vectors
 
     @property
@@ -271,9 +275,10 @@ class IngestPipeline:
                     self.store.cache_parsed(record.content_hash, record.parser_version, loaded)
             stage = "chunk"
             with report.timed("chunk"):
-                chunks = chunk_document(self.chunker, document, item, access, user_meta)
+                chunks = self._annotate(chunk_document(self.chunker, document, item, access, user_meta))
                 children = [
-                    (child, chunk_document(self.chunker, child, item, access, user_meta)) for child in document.children
+                    (child, self._annotate(chunk_document(self.chunker, child, item, access, user_meta)))
+                    for child in document.children
                 ]
             if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
@@ -317,6 +322,14 @@ class IngestPipeline:
             self.store.remove_document(gone)
             report.deleted += 1
         return pending
+
+    def _annotate(self, chunks: list[Chunk]) -> list[Chunk]:
+        for annotate in self.annotators:
+            try:
+                chunks = annotate(chunks)
+            except Exception as exc:  # an optional stage never fails ingestion
+                log.warning("chunk_annotator_failed: %s: %s", getattr(annotate, "__qualname__", "annotator"), exc)
+        return chunks
 
     def _release(self, run_id: str) -> None:
         try:

@@ -19,6 +19,12 @@ must keep the tenant and ACL it was ingested with) and a copy of one shared sour
 ingests, as the HTTP server does with its configured sources (through
 :class:`~ragwright.sources.TenantScopedSource`: one tenant's ingestion must not take another's copy over).
 
+When the factory's Rag has a graph (``Rag(graph=GraphOptions())``), each document also names an entity
+of its own (``Zx007 Holdings``) beside one every document shares (``Northwind Group``), and every probe
+also runs graph local search (its chunks, entity names and relation evidence), ``graph.show`` of a
+hidden document's entity, and global search (its sources and the answer's text): a name or sentence of
+a document the identity may not see is a leak.
+
 A leak is a result (or a listed registry record) whose document the identity may not see by the audit's
 own record, a chunk whose tenant/ACL fails :meth:`Identity.can_see`, or a registry record whose tenant or
 ACL differs from what the audit ingested. The leak rate must be 0.
@@ -72,6 +78,7 @@ INJECTIONS = (
 )
 BROKEN = b"%PDF-1.7 this is not really a pdf"
 SHARED_SOURCE_ID = "shared-handbook.md"
+SHARED_ENTITY = "Northwind Group"
 
 #: Retrieval modes every audit runs (``Rag.search`` overrides).
 BASE_MODES: dict[str, dict[str, Any]] = {
@@ -151,13 +158,14 @@ class LeakAudit:
         self.access: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.markers: dict[str, str] = {}
         self.takeovers: list[str] = []
+        self.names: dict[str, str] = {}  # document -> the entity only it names (graph audits)
 
     # -- corpus -------------------------------------------------------------------------------------------
     def build(self, rag: Rag) -> None:
         from ragwright.sources import BytesSource
 
         rng = random.Random(self.seed)
-        self.access, self.markers, self.takeovers = {}, {}, []
+        self.access, self.markers, self.takeovers, self.names = {}, {}, [], {}
         for i in range(self.documents):
             tenant = TENANTS[i % len(TENANTS)]
             roll = rng.random()
@@ -170,6 +178,10 @@ class LeakAudit:
                 acl = tuple(sorted(rng.sample(GROUPS, rng.randint(1, 2))))
             marker = f"zx{i:03d}{rng.choice(VOCABULARY)}"
             paragraphs = [" ".join(rng.choices(VOCABULARY, k=14)) + f" {marker}." for _ in range(5)]
+            if getattr(rag, "graph", None) is not None:  # an entity of its own, related to a shared one
+                name = f"Zx{i:03d} Holdings"
+                paragraphs.append(f"{name} acquired {SHARED_ENTITY} in {2000 + i}. {name} owns {marker}.")
+                self.names[f"{tenant}-doc{i:03d}.md"] = name
             body = f"# {tenant} document {i} {marker}\n\n" + "\n\n".join(paragraphs)
             doc = f"{tenant}-doc{i:03d}.md"
             meta = {"department": rng.choice(GROUPS), "year": 2020 + i % 5}
@@ -273,6 +285,46 @@ class LeakAudit:
                 if self.ask_every and q_index % self.ask_every == 0:
                     answer = rag.ask(query, identity=identity)
                     self._check(report, identity, "ask", phase, answer.sources)
+                if getattr(rag, "graph", None) is not None:
+                    self._probe_graph(rag, report, identity, phase, query, q_index)
+
+    def _probe_graph(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str, n: int) -> None:
+        """Graph paths: local search (chunks, entity names, relation evidence), show, global search."""
+        graph = rag.graph
+        assert graph is not None
+        allowed = self.visible(identity)
+        hidden_names = {name for doc, name in self.names.items() if doc not in allowed}
+        hidden_docs = [d for d in self.names if d not in allowed]
+        if hidden_docs and n % 2 == 0:  # ask for a hidden document's entity by name
+            query = f"{self.names[hidden_docs[n % len(hidden_docs)]]} {query}"
+        found = graph.search(query, identity=identity, top_k=self.top_k)
+        self._check(report, identity, "graph-local", phase, found.results)
+        shown = [e.name for e in found.entities] + [f"{r.source} {r.target} {r.evidence}" for r in found.relations]
+        self._check_text(report, identity, "graph-local", phase, shown, hidden_names)
+        if hidden_docs:
+            entity, relations = graph.show(self.names[hidden_docs[n % len(hidden_docs)]], identity=identity)
+            texts = ([entity.name] if entity is not None else [""]) + [
+                f"{r.source} {r.target} {r.evidence}" for r in relations
+            ]
+            self._check_text(report, identity, "graph-show", phase, texts, hidden_names)
+        if n % 4 == 0:
+            answer = graph.ask(query, mode="global", identity=identity)
+            self._check(report, identity, "graph-global", phase, answer.sources)
+            self._check_text(report, identity, "graph-global", phase, [answer.answer], hidden_names)
+
+    def _check_text(
+        self, report: LeakReport, identity: Identity, mode: str, phase: str, texts: list[str], hidden: set[str]
+    ) -> None:
+        for text in texts:
+            report.results_checked += 1
+            report.by_mode[mode] += 1
+            leaked = sorted(name for name in hidden if name in text)
+            if leaked:
+                report.leaks += 1
+                report.leaks_by_mode[mode] += 1
+                report.by_phase[phase] += 1
+                if len(report.examples) < 10:
+                    report.examples.append(f"{phase}/{mode}: {identity} was shown {leaked[0]!r}")
 
     def run(self) -> LeakReport:
         rng = random.Random(self.seed + 1)

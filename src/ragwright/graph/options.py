@@ -1,0 +1,53 @@
+"""``GraphOptions``: GraphRAG's settings, validated on construction (seed 003 §15)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ragwright.errors import ConfigError
+
+EXTRACTORS: Final = ("rules", "spacy", "llm")
+MODES: Final = ("local", "global")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphOptions:
+    """*extractor*: ``rules`` (default: capitalisation/pattern rules, no model), ``spacy`` (statistical
+    NER, extra ``[graph-ner]``) or ``llm`` (the Rag's chat model with a JSON grammar).
+    *hops*: how far local search walks from the question's entities. *top_k*: graph candidates fused
+    with the hybrid result; *weight*: the graph arm's RRF weight. *merge_similarity*: names of one tenant
+    and type whose embeddings are at least this similar are merged (recorded, reversible); ``None`` turns
+    embedding merges off. *levels*: community levels (Louvain, coarsest first); *resolution*: the
+    finest level's modularity resolution. *chunk_metadata*: write ``metadata["entities"]`` on chunks."""
+
+    extractor: str = "rules"
+    hops: int = 2
+    top_k: int = 20
+    weight: float = 1.0
+    max_seeds: int = 8
+    merge_similarity: float | None = 0.93
+    levels: int = 2
+    resolution: float = 1.0
+    chunk_metadata: bool = True
+    summary_sentences: int = 4
+
+    def __post_init__(self) -> None:
+        if self.extractor not in EXTRACTORS:
+            raise ConfigError.invalid("graph.extractor", self.extractor, " | ".join(EXTRACTORS))
+        if not (isinstance(self.hops, int) and 0 <= self.hops <= 3):
+            raise ConfigError.invalid("graph.hops", self.hops, "an integer from 0 to 3")
+        if not (isinstance(self.top_k, int) and 1 <= self.top_k <= 200):
+            raise ConfigError.invalid("graph.top_k", self.top_k, "an integer from 1 to 200")
+        if not (isinstance(self.max_seeds, int) and 1 <= self.max_seeds <= 64):
+            raise ConfigError.invalid("graph.max_seeds", self.max_seeds, "an integer from 1 to 64")
+        if not 0.0 <= self.weight <= 10.0:
+            raise ConfigError.invalid("graph.weight", self.weight, "a number from 0 to 10")
+        if self.merge_similarity is not None and not 0.5 <= self.merge_similarity <= 1.0:
+            raise ConfigError.invalid("graph.merge_similarity", self.merge_similarity, "None or 0.5 to 1.0")
+        if not (isinstance(self.levels, int) and 1 <= self.levels <= 4):
+            raise ConfigError.invalid("graph.levels", self.levels, "an integer from 1 to 4")
+        if not 0.05 <= self.resolution <= 10.0:
+            raise ConfigError.invalid("graph.resolution", self.resolution, "a number from 0.05 to 10")
+        if not (isinstance(self.summary_sentences, int) and 1 <= self.summary_sentences <= 20):
+            raise ConfigError.invalid("graph.summary_sentences", self.summary_sentences, "an integer from 1 to 20")

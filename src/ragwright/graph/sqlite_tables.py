@@ -1,0 +1,309 @@
+"""GraphRAG's tables in SQLite, beside the store's own (PostgreSQL comes later).
+
+The hook into a store is :func:`open_graph_tables`: a store may offer ``graph_database()`` returning an
+``sqlite3.Connection`` (not used by any store yet); else an :class:`~ragwright.stores.sqlite.SqliteStore`'s
+file is opened with a second connection (WAL: the store's readers and writers are not blocked; writes
+wait up to *busy_timeout*); a store with neither (the in-memory store) gets an in-memory database.
+
+Every mention, relation and acronym alias row copies the tenant and ACL of the chunk it came from, so
+visibility is filtered in SQL with the store's own security expression; the graph then re-checks each
+chunk through the store (:mod:`ragwright.graph.visibility`). Entity-resolution merges (``graph_aliases``
+with ``source='similarity'``) are per tenant and logged in ``graph_merge_log``; removing one reverses it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final
+
+from ragwright.errors import ConfigError
+from ragwright.graph.model import Extraction
+
+SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS graph_documents (
+        document_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, acl TEXT NOT NULL, extractor TEXT NOT NULL,
+        updated_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS graph_mentions (
+        chunk_id TEXT NOT NULL, document_id TEXT NOT NULL, tenant TEXT NOT NULL, acl TEXT NOT NULL,
+        key TEXT NOT NULL, surface TEXT NOT NULL, type TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS graph_mentions_key ON graph_mentions(tenant, key)",
+    "CREATE INDEX IF NOT EXISTS graph_mentions_doc ON graph_mentions(document_id)",
+    "CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions(chunk_id)",
+    """CREATE TABLE IF NOT EXISTS graph_relations (
+        chunk_id TEXT NOT NULL, document_id TEXT NOT NULL, tenant TEXT NOT NULL, acl TEXT NOT NULL,
+        source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL,
+        start INTEGER NOT NULL, end INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS graph_relations_source ON graph_relations(tenant, source)",
+    "CREATE INDEX IF NOT EXISTS graph_relations_target ON graph_relations(tenant, target)",
+    "CREATE INDEX IF NOT EXISTS graph_relations_doc ON graph_relations(document_id)",
+    """CREATE TABLE IF NOT EXISTS graph_aliases (
+        tenant TEXT NOT NULL, alias TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL,
+        acl TEXT NOT NULL, reason TEXT NOT NULL, score REAL, PRIMARY KEY (tenant, alias, source))""",
+    """CREATE TABLE IF NOT EXISTS graph_merge_log (
+        at REAL NOT NULL, tenant TEXT NOT NULL, alias TEXT NOT NULL, key TEXT NOT NULL, action TEXT NOT NULL,
+        reason TEXT NOT NULL, score REAL)""",
+    """CREATE TABLE IF NOT EXISTS graph_communities (
+        tenant TEXT NOT NULL, level INTEGER NOT NULL, community INTEGER NOT NULL, key TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS graph_communities_at ON graph_communities(tenant, level, community)",
+    """CREATE TABLE IF NOT EXISTS graph_summaries (
+        tenant TEXT NOT NULL, level INTEGER NOT NULL, community INTEGER NOT NULL, payload TEXT NOT NULL,
+        chunk_ids TEXT NOT NULL, PRIMARY KEY (tenant, level, community))""",
+    "CREATE TABLE IF NOT EXISTS graph_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+#: An SQL security predicate builder: ``(tenant_column, acl_column, params) -> SQL`` (see visibility.py).
+Row = tuple[Any, ...]
+
+
+def open_graph_tables(store: Any, *, busy_timeout: float = 30.0) -> SqliteGraphTables:
+    """The graph tables of *store* (see the module docstring for the hook)."""
+    hook = getattr(store, "graph_database", None)
+    if callable(hook):
+        return SqliteGraphTables(hook())
+    from ragwright.stores.memory import MemoryStore
+    from ragwright.stores.sqlite import SqliteStore
+
+    if isinstance(store, SqliteStore):
+        conn = sqlite3.connect(str(store.path), check_same_thread=False, isolation_level=None, timeout=busy_timeout)
+        return SqliteGraphTables(conn)
+    if isinstance(store, MemoryStore):
+        return SqliteGraphTables(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
+    raise ConfigError(
+        f"GraphRAG does not support {type(store).__name__} yet: use the SQLite store (the default) or the "
+        "in-memory store; PostgreSQL graph tables are not written yet"
+    )
+
+
+class SqliteGraphTables:
+    """The graph's rows. Thread-safe: one connection behind a lock; each write is one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn, self._lock = conn, threading.RLock()
+        with self._write():
+            for statement in SCHEMA:
+                conn.execute(statement)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self._lock:
+            return [tuple(r) for r in self._conn.execute(sql, params)]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- documents --------------------------------------------------------------------------------------
+    def replace_document(
+        self,
+        document_id: str,
+        tenant: str,
+        acl: Sequence[str],
+        extractor: str,
+        extractions: Iterable[tuple[str, Extraction]],
+    ) -> None:
+        """Replace everything *document_id* contributed by *extractions* (``(chunk document id, extraction)``)."""
+        acl_json = json.dumps(sorted(acl))
+        mentions, relations, aliases = [], [], []
+        for doc, x in extractions:
+            for m in x.mentions:
+                mentions.append((m.chunk_id, doc, tenant, acl_json, m.key, m.surface, m.type, m.start, m.end))
+            for r in x.relations:
+                relations.append((r.chunk_id, doc, tenant, acl_json, r.source, r.target, r.type, r.start, r.end))
+            for a in x.aliases:
+                aliases.append((tenant, a.alias, a.key, document_id, acl_json, a.reason, None))
+        with self._write() as c:
+            self._delete(c, document_id)
+            c.execute(
+                "INSERT OR REPLACE INTO graph_documents VALUES (?,?,?,?,?)",
+                (document_id, tenant, acl_json, extractor, time.time()),
+            )
+            c.executemany("INSERT INTO graph_mentions VALUES (?,?,?,?,?,?,?,?,?)", mentions)
+            c.executemany("INSERT INTO graph_relations VALUES (?,?,?,?,?,?,?,?,?)", relations)
+            c.executemany("INSERT OR REPLACE INTO graph_aliases VALUES (?,?,?,?,?,?,?)", aliases)
+            self._dirty(c, tenant)
+
+    @staticmethod
+    def _delete(c: sqlite3.Connection, document_id: str) -> None:
+        for table in ("graph_mentions", "graph_relations"):
+            c.execute(f"DELETE FROM {table} WHERE document_id = ?", (document_id,))
+        c.execute("DELETE FROM graph_aliases WHERE source = ?", (document_id,))
+        c.execute("DELETE FROM graph_documents WHERE document_id = ?", (document_id,))
+
+    def remove_document(self, document_id: str) -> None:
+        with self._write() as c:
+            row = c.execute("SELECT tenant FROM graph_documents WHERE document_id = ?", (document_id,)).fetchone()
+            self._delete(c, document_id)
+            if row is not None:
+                self._dirty(c, str(row[0]))
+
+    def update_access(self, document_id: str, tenant: str, acl: Sequence[str]) -> None:
+        """Copy a document's new tenant/ACL onto everything it contributed (an ACL change follows at once)."""
+        acl_json = json.dumps(sorted(acl))
+        with self._write() as c:
+            old = c.execute("SELECT tenant FROM graph_documents WHERE document_id = ?", (document_id,)).fetchone()
+            for table in ("graph_mentions", "graph_relations"):
+                c.execute(
+                    f"UPDATE {table} SET tenant = ?, acl = ? WHERE document_id = ?", (tenant, acl_json, document_id)
+                )
+            c.execute("UPDATE graph_aliases SET tenant = ?, acl = ? WHERE source = ?", (tenant, acl_json, document_id))
+            c.execute(
+                "UPDATE graph_documents SET tenant = ?, acl = ? WHERE document_id = ?", (tenant, acl_json, document_id)
+            )
+            for t in {tenant, str(old[0]) if old else tenant}:
+                self._dirty(c, t)
+
+    def documents(self) -> dict[str, tuple[str, tuple[str, ...], str]]:
+        """``document_id -> (tenant, acl, extractor)`` of every document in the graph."""
+        rows = self._rows("SELECT document_id, tenant, acl, extractor FROM graph_documents")
+        return {str(d): (str(t), tuple(json.loads(a)), str(e)) for d, t, a, e in rows}
+
+    # -- reads under a security predicate ---------------------------------------------------------------
+    def mentions(self, tenant_sql: tuple[str, list[Any]], keys: Sequence[str] | None = None) -> list[Row]:
+        """``(chunk_id, document_id, key, surface, type, start, end)`` of mentions (of *keys*) passing the
+        security predicate ``tenant_sql`` (SQL over columns ``tenant``/``acl`` and its parameters)."""
+        where, params = tenant_sql[0], list(tenant_sql[1])
+        if keys is not None:
+            if not keys:
+                return []
+            where += f" AND key IN ({','.join('?' for _ in keys)})"
+            params += list(keys)
+        return self._rows(
+            f"SELECT chunk_id, document_id, key, surface, type, start, end FROM graph_mentions WHERE {where}", params
+        )
+
+    def relations(self, tenant_sql: tuple[str, list[Any]], keys: Sequence[str] | None = None) -> list[Row]:
+        """``(chunk_id, document_id, source, target, type, start, end)`` touching *keys* (all when None)."""
+        where, params = tenant_sql[0], list(tenant_sql[1])
+        if keys is not None:
+            if not keys:
+                return []
+            marks = ",".join("?" for _ in keys)
+            where += f" AND (source IN ({marks}) OR target IN ({marks}))"
+            params += list(keys) + list(keys)
+        return self._rows(
+            f"SELECT chunk_id, document_id, source, target, type, start, end FROM graph_relations WHERE {where}", params
+        )
+
+    def aliases(self, tenant_sql: tuple[str, list[Any]]) -> dict[str, str]:
+        """``alias -> key`` of the aliases passing the predicate (acronyms carry their document's access;
+        similarity merges are the tenant's, ``acl='["*"]'``-like rows written by :meth:`merge`)."""
+        rows = self._rows(f"SELECT alias, key FROM graph_aliases WHERE {tenant_sql[0]}", tenant_sql[1])
+        return {str(a): str(k) for a, k in rows}
+
+    def tenants(self) -> list[str]:
+        return [str(r[0]) for r in self._rows("SELECT DISTINCT tenant FROM graph_documents ORDER BY tenant")]
+
+    def tenant_keys(self, tenant: str) -> list[tuple[str, str, str, int]]:
+        """``(key, type, a surface, mentions)`` of every key of *tenant* (entity resolution reads them)."""
+        rows = self._rows(
+            "SELECT key, type, MIN(surface), COUNT(*) FROM graph_mentions WHERE tenant = ? GROUP BY key, type",
+            (tenant,),
+        )
+        return [(str(k), str(t), str(s), int(n)) for k, t, s, n in rows]
+
+    # -- entity resolution ------------------------------------------------------------------------------
+    def merge(self, tenant: str, alias: str, key: str, reason: str, score: float | None = None) -> None:
+        """Record that *alias* names the entity *key* in *tenant* (reversible with :meth:`unmerge`)."""
+        with self._write() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO graph_aliases VALUES (?,?,?,?,?,?,?)",
+                (tenant, alias, key, "similarity", json.dumps(["*"]), reason, score),
+            )
+            c.execute(
+                "INSERT INTO graph_merge_log VALUES (?,?,?,?,?,?,?)",
+                (time.time(), tenant, alias, key, "merge", reason, score),
+            )
+            self._dirty(c, tenant)
+
+    def unmerge(self, tenant: str, alias: str) -> bool:
+        with self._write() as c:
+            row = c.execute(
+                "SELECT key, reason, score FROM graph_aliases WHERE tenant = ? AND alias = ? AND source = 'similarity'",
+                (tenant, alias),
+            ).fetchone()
+            if row is None:
+                return False
+            c.execute(
+                "DELETE FROM graph_aliases WHERE tenant = ? AND alias = ? AND source = 'similarity'", (tenant, alias)
+            )
+            c.execute(
+                "INSERT INTO graph_merge_log VALUES (?,?,?,?,?,?,?)",
+                (time.time(), tenant, alias, row[0], "unmerge", row[1], row[2]),
+            )
+            self._dirty(c, tenant)
+            return True
+
+    def merges(self, tenant: str) -> list[tuple[str, str, str, float | None]]:
+        rows = self._rows(
+            "SELECT alias, key, reason, score FROM graph_aliases "
+            "WHERE tenant = ? AND source = 'similarity' ORDER BY alias",
+            (tenant,),
+        )
+        return [(str(a), str(k), str(r), s) for a, k, r, s in rows]
+
+    def merge_log(self, tenant: str) -> list[Row]:
+        return self._rows(
+            "SELECT at, alias, key, action, reason, score FROM graph_merge_log WHERE tenant = ? ORDER BY at", (tenant,)
+        )
+
+    # -- communities ------------------------------------------------------------------------------------
+    @staticmethod
+    def _dirty(c: sqlite3.Connection, tenant: str) -> None:
+        c.execute("INSERT OR REPLACE INTO graph_state VALUES (?, ?)", (f"dirty:{tenant}", "1"))
+
+    def dirty_tenants(self) -> list[str]:
+        rows = self._rows("SELECT key FROM graph_state WHERE key LIKE 'dirty:%' AND value = '1'")
+        return sorted(str(r[0]).split(":", 1)[1] for r in rows)
+
+    def set_communities(
+        self,
+        tenant: str,
+        members: Sequence[tuple[int, int, str]],
+        summaries: Sequence[tuple[int, int, dict[str, Any], Sequence[str]]],
+    ) -> None:
+        """Replace *tenant*'s communities (``(level, community, key)``) and their summaries."""
+        with self._write() as c:
+            c.execute("DELETE FROM graph_communities WHERE tenant = ?", (tenant,))
+            c.execute("DELETE FROM graph_summaries WHERE tenant = ?", (tenant,))
+            c.executemany("INSERT INTO graph_communities VALUES (?,?,?,?)", [(tenant, *m) for m in members])
+            c.executemany(
+                "INSERT INTO graph_summaries VALUES (?,?,?,?,?)",
+                [(tenant, lv, cm, json.dumps(p), json.dumps(sorted(set(ids)))) for lv, cm, p, ids in summaries],
+            )
+            c.execute("INSERT OR REPLACE INTO graph_state VALUES (?, ?)", (f"dirty:{tenant}", "0"))
+
+    def summaries(self, tenant: str, level: int | None = None) -> list[tuple[int, int, dict[str, Any], list[str]]]:
+        sql = "SELECT level, community, payload, chunk_ids FROM graph_summaries WHERE tenant = ?"
+        params: list[Any] = [tenant]
+        if level is not None:
+            sql += " AND level = ?"
+            params.append(level)
+        return [
+            (int(lv), int(cm), json.loads(p), json.loads(ids))
+            for lv, cm, p, ids in self._rows(sql + " ORDER BY level, community", params)
+        ]
+
+    def communities_of(self, tenant: str, key: str) -> list[tuple[int, int]]:
+        rows = self._rows("SELECT level, community FROM graph_communities WHERE tenant = ? AND key = ?", (tenant, key))
+        return [(int(a), int(b)) for a, b in rows]
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("graph_documents", "graph_mentions", "graph_relations", "graph_aliases", "graph_summaries"):
+            out[table.removeprefix("graph_")] = int(self._rows(f"SELECT COUNT(*) FROM {table}")[0][0])
+        return out

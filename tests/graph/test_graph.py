@@ -1,0 +1,125 @@
+"""The graph beside a store: cascade (edit, delete, ACL change), chunk metadata, resolution, searches."""
+
+from pathlib import Path
+
+import pytest
+
+from ragwright.errors import ConfigError
+from ragwright.graph import GraphOptions
+from ragwright.model.identity import Identity
+from ragwright.rag import Rag
+from ragwright.sources import BytesSource
+from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
+
+FILM = b"# Big Stone Gap\n\nBig Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani."
+AUTHOR = b"# Author\n\nAdriana Trigiani is a best-selling author. She lives in Greenwich Village in New York City."
+SECRET = b"# Board minutes\n\nAdriana Trigiani secretly acquired Zorblax Holdings in Geneva."
+ACME, BOARD = Identity("acme"), Identity("acme", ("board",))
+
+
+def make(path: Path, **options: object) -> Rag:
+    return Rag(SqliteStore(path), HashingEmbedder(max_tokens=64), graph=GraphOptions(**options))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def rag(tmp_path: Path) -> Rag:
+    r = make(tmp_path / "s.db", merge_similarity=None)
+    r.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
+    r.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
+    return r
+
+
+def test_local_search_walks_from_the_question_to_the_second_document(rag: Rag) -> None:
+    found = rag.graph.search("Where does the director of Big Stone Gap live?", identity=ACME)  # type: ignore[union-attr]
+    docs = [r.document_id for r in found.results]
+    assert {"film.md", "author.md"} <= set(docs) and "secret.md" not in docs
+    assert all("graph" in r.arms for r in found.results)
+    assert ("Big Stone Gap", "directed", "Adriana Trigiani") in {(r.source, r.type, r.target) for r in found.relations}
+    assert "Zorblax Holdings" not in {e.name for e in found.entities}
+
+
+def test_entities_are_chunk_metadata_usable_in_filters(rag: Rag) -> None:
+    hits = rag.search("film", identity=ACME, metadata_filter={"entities": "Big Stone Gap"})
+    assert [h.document_id for h in hits] == ["film.md"]
+    assert "Adriana Trigiani" in hits[0].chunk.metadata["entities"]  # type: ignore[operator]
+
+
+def test_show_names_an_entity_only_through_visible_mentions(rag: Rag) -> None:
+    graph = rag.graph
+    assert graph is not None
+    assert graph.show("Zorblax Holdings", identity=ACME) == (None, [])
+    entity, _ = graph.show("Zorblax Holdings", identity=BOARD)
+    assert entity is not None and entity.name == "Zorblax Holdings" and entity.type == "ORG"
+    assert graph.show("Zorblax Holdings", identity=Identity("globex", ("board",))) == (None, [])
+
+
+def test_acl_change_and_deletion_follow(rag: Rag) -> None:
+    graph = rag.graph
+    assert graph is not None
+    rag.update_acl("secret.md", groups=None)
+    assert graph.show("Zorblax Holdings", identity=ACME)[0] is not None
+    assert graph.index.tables.documents()["secret.md"][1] == ("*",)
+    rag.remove("secret.md")
+    assert graph.show("Zorblax Holdings", identity=BOARD) == (None, [])
+    assert "secret.md" not in graph.index.tables.documents()
+    assert not graph.index.tables._rows("SELECT 1 FROM graph_mentions WHERE document_id = 'secret.md'")
+
+
+def test_an_edited_document_replaces_its_mentions(rag: Rag) -> None:
+    graph = rag.graph
+    assert graph is not None
+    rag.ingest(
+        BytesSource({"film.md": b"# Big Stone Gap\n\nBig Stone Gap was directed by Melissa Nolan."}), tenant="acme"
+    )
+    keys = {r[0] for r in graph.index.tables._rows("SELECT key FROM graph_mentions WHERE document_id = 'film.md'")}
+    assert "melissa nolan" in keys and "adriana trigiani" not in keys
+    assert graph.show("Melissa Nolan", identity=ACME)[0] is not None
+
+
+def test_a_store_ingested_before_the_graph_is_backfilled(tmp_path: Path) -> None:
+    plain = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64))
+    plain.ingest(BytesSource({"film.md": FILM}), tenant="acme")
+    plain.close()
+    rag = make(tmp_path / "s.db")
+    rag.ingest(BytesSource({"film.md": FILM}), tenant="acme")  # unchanged: not re-chunked, but extracted
+    assert rag.graph is not None and rag.graph.show("Adriana Trigiani", identity=ACME)[0] is not None
+
+
+def test_resolution_merges_within_a_tenant_reversibly_and_never_across(tmp_path: Path) -> None:
+    rag = make(tmp_path / "s.db", merge_similarity=0.5)
+    rag.ingest(
+        BytesSource({"a.md": b"Yesterday Contoso Pharma signed with Berlin. Contoso Pharmaceuticals grew."}),
+        tenant="t1",
+    )
+    rag.ingest(BytesSource({"b.md": b"Yesterday Contoso Pharmacy opened in Berlin."}), tenant="t2")
+    graph = rag.graph
+    assert graph is not None
+    added = graph.index.resolve()
+    assert added and all(t == "t1" for t, *_ in added)  # t2 has one Contoso name: nothing to merge with
+    assert {(a, k) for _, a, k, _ in added} & {
+        ("contoso pharma", "contoso pharmaceuticals"),
+        ("contoso pharmaceuticals", "contoso pharma"),
+    }
+    alias = added[0][1]
+    assert graph.index.unmerge("t1", alias) and not graph.index.tables.merges("t1")
+    assert [row[3] for row in graph.index.tables.merge_log("t1")][-2:] == ["merge", "unmerge"]
+
+
+def test_global_search_cites_chunks_that_hold_each_sentence(rag: Rag) -> None:
+    graph = rag.graph
+    assert graph is not None
+    response = graph.ask("What are the main themes?", mode="global", identity=ACME)
+    assert not response.declined and response.citations
+    by_number = {i + 1: s.chunk for i, s in enumerate(response.sources)}
+    for citation in response.citations:
+        assert citation.quote and citation.quote in by_number[citation.source].text
+    assert "Zorblax" not in response.answer and "secret.md" not in {s.document_id for s in response.sources}
+    assert graph.ask("themes?", mode="global", identity=Identity("globex")).declined
+
+
+def test_options_are_validated() -> None:
+    with pytest.raises(ConfigError, match=r"graph\.extractor"):
+        GraphOptions(extractor="magic")
+    with pytest.raises(ConfigError, match=r"graph\.hops"):
+        GraphOptions(hops=7)

@@ -50,9 +50,20 @@ def test_invalid_and_missing_citations_are_reported(caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.WARNING, logger="ragwright.generate.llm_answer"):
         r = answer(ScriptedChat(["Refunds take 30 days [Source 1]. Shipping is free [Source 5]."]))
         assert r.invalid_citations == (5,) and [c.source for c in r.citations] == [1] and not r.uncited
-        bare = answer(ScriptedChat(["Refunds are possible within 30 days of delivery."]))
+        bare = answer(ScriptedChat(["Shipping is always free worldwide."]))  # no source holds these words
     assert bare.uncited and bare.citations == () and not bare.declined
     assert {"citations_invalid", "answer_uncited"} <= {rec.getMessage().split(":")[0] for rec in caplog.records}
+
+
+def test_an_uncited_answer_is_cited_to_the_source_that_holds_its_words() -> None:
+    r = answer(ScriptedChat(["Refunds are possible within 30 days of delivery."]))
+    assert r.answer == "Refunds are possible within 30 days of delivery. [Source 1]"
+    assert [c.source for c in r.citations] == [1] and not r.uncited and not r.declined
+    chat = ScriptedChat(["Refunds are possible within 30 days of delivery.\n"])
+    stream = LlmAnswerer(chat, embedder=HashingEmbedder()).stream("What is the refund policy?", SOURCES, RagOptions())
+    deltas = list(stream)
+    assert "".join(deltas) == stream.response.answer and deltas[-1] == " [Source 1]"
+    assert [c.source for c in stream.response.citations] == [1]
 
 
 def test_decline_no_sources_without_calling_the_model() -> None:

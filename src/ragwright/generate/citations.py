@@ -124,3 +124,31 @@ def is_refusal(answer: str, sources: Sequence[SearchResult]) -> bool:
         return False
     later = " ".join(parts[1:])
     return not check_citations(later, sources).citations
+
+
+def supporting_sources(
+    answer: str, sources: Sequence[SearchResult], *, floor: float = 0.6, limit: int = 2
+) -> list[int]:
+    """The 1-based numbers of the sources that hold most of *answer*'s content words (at least *floor*
+    of them), best first, at most *limit*: where an uncited answer's statements come from."""
+    from ragwright.generate.prompt import source_text
+    from ragwright.generate.question import content_stems
+
+    claim = set(content_stems(without_citations(answer)))
+    if not claim:
+        return []
+    shares = []
+    for n, result in enumerate(sources, start=1):
+        share = len(claim & set(content_stems(source_text(result)))) / len(claim)
+        if share >= floor:
+            shares.append((-share, n))
+    return [n for _, n in sorted(shares)[:limit]]
+
+
+def citation_suffix(answer: str, sources: Sequence[SearchResult]) -> str:
+    """``" [Source N]"`` (or ``" [Source N, M]"``) naming the sources that support an answer the model
+    left uncited, or ``""`` when no source holds most of its words (then it stays flagged uncited)."""
+    found = supporting_sources(answer, sources)
+    if not found:
+        return ""
+    return " [Source " + ", ".join(str(n) for n in found) + "]"

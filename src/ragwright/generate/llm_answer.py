@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ragwright.errors import GenerationError
 from ragwright.generate.answerability import Verdict, applies_to, judge
-from ragwright.generate.citations import check_citations, is_refusal, without_citations
+from ragwright.generate.citations import check_citations, citation_suffix, is_refusal, without_citations
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather
 from ragwright.generate.extractive import NO_SOURCES
 from ragwright.generate.pair import pair_model, pair_probability, stacked_features
@@ -169,8 +169,17 @@ class LlmAnswerer:
         verified: bool | None = None
         if options.verify_answer and not is_refusal(text, sources):
             text, verified = self._verify_loop(question, sources, options, text, ledger)
+        suffix = ""
+        if verified is not False and not is_refusal(text, sources) and check_citations(text, sources).uncited:
+            # the model stated something without [Source N]: cite the sources that hold its words
+            suffix = citation_suffix(text.rstrip(), sources)
+            if suffix:
+                log.info("citations_attached:%s (the model cited nothing)", suffix)
+                text = text + suffix if passthrough else text.rstrip() + suffix
         if not passthrough:
             yield text
+        elif suffix:
+            yield suffix
         if verified is False:
             return respond(text, declined=True, decline_reason="unsupported_after_verification", verified=False)
         if is_refusal(text, sources):

@@ -187,3 +187,19 @@ def test_tesseract_fallback_reads_the_flattened_lorem_ipsum(engine_slot: None) -
     doc = parse("loremipsum-flat.pdf")
     assert "Lorem ipsum dolor sit amet" in doc.text
     assert all(e.attributes["engine"] == "tesseract" for e in doc.elements)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("pytesseract") is None or shutil.which("tesseract") is None,
+    reason="pytesseract or the tesseract binary (apt install tesseract-ocr) is missing",
+)
+def test_tesseract_is_held_to_the_ocr_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 item 6: OpenMP would start a thread per core beside the embedder."""
+    import os
+
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    ocr.TesseractEngine(threads=2)
+    assert os.environ["OMP_THREAD_LIMIT"] == "2"
+    monkeypatch.setenv("OMP_THREAD_LIMIT", "4")  # the user's own setting wins
+    ocr.TesseractEngine()
+    assert os.environ["OMP_THREAD_LIMIT"] == "4"

@@ -27,6 +27,7 @@ from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, 
 from ragwright.ingest.chunking import Chunker, chunk_document
 from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter, user_metadata
+from ragwright.ingest.parse_ahead import ParseAhead
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
 from ragwright.ingest.vectors import embed_chunks
@@ -144,16 +145,17 @@ class IngestPipeline:
         # The queue is bounded, so a slow embedder holds the producer back (backpressure).
         queue: Queue[_Pending | _Done] = Queue(maxsize=self.options.queue_size)
         stop = threading.Event()
+        ahead = ParseAhead(self.store, self.options.parse)  # the next files parsed while cores allow
 
         def produce() -> None:
             error: BaseException | None = None
             try:
                 total = len(source)
-                for done, item in enumerate(source.items(), start=1):
+                for done, item in enumerate(ahead.wrap(source.items()), start=1):
                     if stop.is_set() or cancelled():
                         return
                     listed.add(item.document_id)
-                    for entry in self._prepare(item, source.root, access, user_meta, report, run_id):
+                    for entry in self._prepare(item, source.root, access, user_meta, report, run_id, ahead):
                         _put(queue, entry, stop)
                     if progress is not None:
                         progress(done, total)
@@ -210,6 +212,7 @@ class IngestPipeline:
         user_meta: dict[str, Any],
         report: IngestReport,
         run_id: str,
+        ahead: ParseAhead | None = None,
     ) -> list[_Pending]:
         doc_id = item.document_id
         stage = "read"
@@ -268,7 +271,9 @@ class IngestPipeline:
             stage = "parse"
             with report.timed("parse"):
                 document = (
-                    loaded if isinstance(loaded, Document) else self._parse(item, bytes(loaded), record, report, run_id)
+                    loaded
+                    if isinstance(loaded, Document)
+                    else self._parse(item, bytes(loaded), record, report, run_id, ahead)
                 )
                 if isinstance(loaded, Document) and self.options.stage_raw:  # a reindex re-reads no source
                     self.store.lease_staging(run_id, record.content_hash)
@@ -346,7 +351,13 @@ class IngestPipeline:
         return _Pending(record, linked, existed, parents)
 
     def _parse(
-        self, item: SourceItem, data: bytes, record: DocumentRecord, report: IngestReport, run_id: str
+        self,
+        item: SourceItem,
+        data: bytes,
+        record: DocumentRecord,
+        report: IngestReport,
+        run_id: str,
+        ahead: ParseAhead | None = None,
     ) -> Document:
         """Parse, reusing the parsed document cached for this content hash and parser version. The hash is
         leased first, so a concurrent run's pruning never removes what this run stages."""
@@ -357,7 +368,7 @@ class IngestPipeline:
         if cached is not None and cached.id == record.document_id:
             report.parse_cache_hits += 1
             return cached
-        document = parse_bytes(
+        document = (ahead.take(record.document_id, record.content_hash) if ahead is not None else None) or parse_bytes(
             record.document_id, data, name_hint=item.name_hint, source=item.uri, options=self.options.parse
         )
         self.store.cache_parsed(record.content_hash, record.parser_version, document)

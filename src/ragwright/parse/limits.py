@@ -3,6 +3,9 @@
 A hostile file (decompression bomb, pathological PDF, parser crash) can take down or hang the process
 that parses it. Binary formats are therefore parsed in a separate worker process whose address space
 is capped with ``RLIMIT_AS``; a call that runs past its timeout has its worker killed and replaced.
+On a machine with cores to spare several workers run at once (:func:`configure`, by default
+:func:`default_workers`: one per three cores beyond the first two, at most four), each with its own cap;
+ingestion keeps them busy by parsing the next files ahead (:mod:`ragwright.ingest.parse_ahead`).
 The caller gets a :class:`~ragwright.errors.LimitExceeded` or :class:`~ragwright.errors.ParseError`
 — and survives; an error the parser raised on purpose (a ``MissingDependencyError`` naming the extra
 to install, say) comes back as itself.
@@ -264,38 +267,95 @@ class _Worker:
         return f"exit status {code}"
 
 
-_lock = threading.Lock()
-_worker: _Worker | None = None
+_lock = threading.Condition()
 
 
-def _get_worker(max_memory_mb: int) -> _Worker:
-    global _worker
-    if _worker is not None and (_worker.max_memory_mb != max_memory_mb or _worker.proc.poll() is not None):
-        _stop_locked(kill=True)
-    if _worker is None:
-        _worker = _Worker(max_memory_mb)
-    return _worker
+def default_workers() -> int:
+    """The pool size by default: one worker per three cores beyond the first two, at most four.
+
+    Ingestion overlaps parsing with embedding, and the embedder and OCR each want a core: on a 2- or
+    4-core machine one worker parses at a time (as before); on 8 cores two, on 16 or more four.
+    """
+    cores = os.cpu_count() or 1
+    return max(1, min(4, (cores - 2) // 3))
 
 
-def _stop_locked(kill: bool = False) -> None:
-    global _worker
-    if _worker is None:
-        return
-    worker, _worker = _worker, None
-    worker.stop(kill=kill)
+_workers: list[_Worker | None] = [None] * default_workers()  # the pool's slots; each starts on first use
+_busy: set[int] = set()  # slots with a call in flight
+
+
+def configure(*, workers: int) -> None:
+    """Let up to *workers* isolated parses run at once, each in its own worker process (and memory cap).
+
+    Idle workers beyond the new size are stopped; busy ones finish their call first.
+    """
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers={workers!r} is invalid: an integer >= 1")
+    with _lock:
+        while len(_workers) > workers and len(_workers) - 1 not in _busy:
+            worker = _workers.pop()
+            if worker is not None:
+                worker.stop(kill=True)
+        _workers.extend([None] * (workers - len(_workers)))
+        _lock.notify_all()
+
+
+def pool_size() -> int:
+    """How many isolated parses may run at once (:func:`configure`)."""
+    with _lock:
+        return len(_workers)
+
+
+def _take(max_memory_mb: int) -> tuple[int, _Worker]:
+    """A free slot (waiting for one) and its worker, started or restarted as needed."""
+    with _lock:
+        while True:
+            free = next((i for i in range(len(_workers)) if i not in _busy), None)
+            if free is not None:
+                break
+            _lock.wait()
+        _busy.add(free)
+        worker = _workers[free]
+        if worker is not None and (worker.max_memory_mb != max_memory_mb or worker.proc.poll() is not None):
+            worker.stop(kill=True)
+            worker = None
+        if worker is None:
+            try:
+                worker = _Worker(max_memory_mb)
+            except BaseException:
+                _busy.discard(free)
+                _lock.notify_all()
+                raise
+            _workers[free] = worker
+        return free, worker
+
+
+def _give_back(slot: int, *, failed: bool) -> None:
+    """Free *slot*; a worker whose call failed (timeout, death, interrupt) is killed first."""
+    with _lock:
+        _busy.discard(slot)
+        if slot < len(_workers):
+            worker = _workers[slot]
+            if failed and worker is not None:
+                _workers[slot] = None
+                worker.stop(kill=True)
+        _lock.notify_all()
 
 
 def shutdown(*, kill: bool = False) -> None:
-    """Stop the parser worker (also runs at interpreter exit); *kill*: at once, even mid-parse. The next
+    """Stop the parser workers (also runs at interpreter exit); *kill*: at once, even mid-parse. The next
     isolated parse starts a new one."""
     with _lock:
-        _stop_locked(kill=kill)
+        workers = [w for w in _workers if w is not None]
+        _workers[:] = [None] * len(_workers)
+    for worker in workers:
+        worker.stop(kill=kill)
 
 
 def worker_pids() -> list[int]:
     """The process ids of the parser workers running now (for tests and diagnostics)."""
     with _lock:
-        return [_worker.pid] if _worker is not None and _worker.proc.poll() is None else []
+        return [w.pid for w in _workers if w is not None and w.proc.poll() is None]
 
 
 atexit.register(shutdown)
@@ -304,35 +364,33 @@ atexit.register(shutdown)
 def run_isolated(
     fn: Callable[..., T], *args: Any, timeout_s: float, max_memory_mb: int, what: str = "the document", **kwargs: Any
 ) -> T:
-    """Run ``fn(*args, **kwargs)`` in the worker; errors come back as ragwright errors.
+    """Run ``fn(*args, **kwargs)`` in a worker; errors come back as ragwright errors.
 
-    *fn* must be a module-level function and its arguments picklable. Calls are serialised (one worker),
-    which bounds the memory parsing can take to ``max_memory_mb``.
+    *fn* must be a module-level function and its arguments picklable. At most :func:`pool_size` calls
+    run at once (one per worker process, each capped at ``max_memory_mb``); the others wait for a free
+    worker, which bounds the memory parsing can take.
     """
     request = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-    with _lock:
-        worker = _get_worker(max_memory_mb)
-        try:
-            reply = worker.call(request, timeout_s)
-        except _NotStarted:
-            _stop_locked(kill=True)
-            raise ParseError(
-                f"the parser process could not start ({worker.exit_description()}; its error is on stderr); "
-                "parse in this process instead with ParseOptions(isolate=False)"
-            ) from None
-        except TimeoutError:
-            log.warning("parse_timeout: %s took longer than %.0fs; worker killed", what, timeout_s)
-            _stop_locked(kill=True)
-            raise LimitExceeded(
-                f"parsing took longer than {timeout_s:g}s and was stopped (raise ParseOptions.timeout_s)"
-            ) from None
-        except _Died:
-            log.warning("parse_crashed: the parser worker died on %s (%s)", what, worker.exit_description())
-            _stop_locked(kill=True)
-            raise ParseError(_DIED) from None
-        except BaseException:  # Ctrl-C mid-call: the reply would come after the next request was sent
-            _stop_locked(kill=True)
-            raise
+    slot, worker = _take(max_memory_mb)
+    failed = True
+    try:
+        reply = worker.call(request, timeout_s)
+        failed = False
+    except _NotStarted:
+        raise ParseError(
+            f"the parser process could not start ({worker.exit_description()}; its error is on stderr); "
+            "parse in this process instead with ParseOptions(isolate=False)"
+        ) from None
+    except TimeoutError:
+        log.warning("parse_timeout: %s took longer than %.0fs; worker killed", what, timeout_s)
+        raise LimitExceeded(
+            f"parsing took longer than {timeout_s:g}s and was stopped (raise ParseOptions.timeout_s)"
+        ) from None
+    except _Died:
+        log.warning("parse_crashed: the parser worker died on %s (%s)", what, worker.exit_description())
+        raise ParseError(_DIED) from None
+    finally:  # any failure, Ctrl-C mid-call included (its reply would come after the next request): killed
+        _give_back(slot, failed=failed)
     try:
         outcome = pickle.loads(reply)
     except Exception as exc:

@@ -12,6 +12,7 @@ confidence in ``[0, 1]``.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -78,16 +79,25 @@ class RapidOcrEngine:
 
 
 class TesseractEngine:
-    """Tesseract through ``pytesseract``; word confidences averaged per line."""
+    """Tesseract through ``pytesseract``; word confidences averaged per line.
+
+    Tesseract's OpenMP runtime starts a thread per core by default, which fights the embedder running
+    beside it (ingestion overlaps parsing with embedding) and is slower than one thread on small
+    images. pytesseract starts the program with this process's environment, so creating the engine
+    sets ``OMP_THREAD_LIMIT`` to *threads* (the OCR thread count, :func:`configure`) unless the
+    environment already says otherwise. Parsing runs in its own worker process by default
+    (``ParseOptions.isolate``), so the setting stays there.
+    """
 
     name = "tesseract"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self._pt = require("pytesseract", "tesseract", "OCR with Tesseract")
         if shutil.which("tesseract") is None:
             raise MissingDependencyError(
                 "tesseract", "tesseract", "OCR with Tesseract", install="apt install tesseract-ocr (the program)"
             )
+        os.environ.setdefault("OMP_THREAD_LIMIT", str(threads))
 
     def recognize(self, image: Any) -> list[OcrLine]:
         data = self._pt.image_to_data(image.convert("RGB"), output_type=self._pt.Output.DICT)
@@ -144,7 +154,7 @@ def _discover(threads: int) -> OcrEngine | None:
     except ImportError:
         pass
     try:
-        return TesseractEngine()
+        return TesseractEngine(threads)
     except ImportError:
         return None
 

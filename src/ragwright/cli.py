@@ -120,6 +120,13 @@ def search(
 @click.argument("question")
 @retrieval_flags
 @click.option("--show-prompt", is_flag=True, help="Print the exact messages sent to the chat model.")
+@click.option(
+    "--graph",
+    "graph_mode",
+    type=click.Choice(["local", "global"]),
+    default=None,
+    help="Answer from the entity graph (ingest --graph): local (entities, hops, evidence) or global (themes).",
+)
 @switch_flags("ask")
 @command
 def ask(
@@ -129,6 +136,7 @@ def ask(
     tenant: str | None,
     groups: str | None,
     show_prompt: bool,
+    graph_mode: str | None,
     switches: dict[str, Any],
 ) -> None:
     """Answer a question from the store, with [Source N] citations (streamed with --llm).
@@ -145,7 +153,14 @@ def ask(
     observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
     with state.open(must_exist=True, prompt_observer=observer, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
-        if state.as_json:
+        if graph_mode is not None:
+            from ragwright.rag_graph import enable_graph
+
+            graph = enable_graph(rag)
+            response = graph.ask(question, mode=graph_mode, identity=caller(tenant, groups))
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
+        elif state.as_json:
             response = rag.ask(question, options, identity=caller(tenant, groups))
         else:
             stream = rag.ask_stream(question, options, identity=caller(tenant, groups))
@@ -252,6 +267,7 @@ main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"
 main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
 main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
 main.add_command(__import__("ragwright.cli_mcp", fromlist=["mcp_command"]).mcp_command)
+main.add_command(__import__("ragwright.cli_graph", fromlist=["graph_group"]).graph_group)
 for _command in main.commands.values():
     accept_after(_command)
 

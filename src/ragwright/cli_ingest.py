@@ -50,6 +50,13 @@ from ragwright.errors import ConfigError
     help='JSON file of per-file PDF passwords: {"name.pdf" or "path" or "glob*.pdf": "password"}; '
     "the first matching pattern wins, then --password.",
 )
+@click.option("--graph", "graph", is_flag=True, help="Also build the entity graph (GraphRAG; kept in step afterwards).")
+@click.option(
+    "--graph-extractor",
+    type=click.Choice(["rules", "spacy", "llm"]),
+    default=None,
+    help="Entity extractor of --graph: rules (default, no model), spacy ([graph-ner]), llm (--llm).",
+)
 @switch_flags("ingest")
 @command
 def ingest(
@@ -65,6 +72,8 @@ def ingest(
     follow_symlinks: bool,
     password: str | None,
     password_file: Path | None,
+    graph: bool,
+    graph_extractor: str | None,
     switches: dict[str, Any],
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped). Exit status 1 when
@@ -87,6 +96,7 @@ def ingest(
         interruptible() as cancel,
     ):
         report = IngestReport()
+        _graph(rag, graph or graph_extractor is not None, graph_extractor)
         if sources:
             report.add(_ingest_with_progress(state, rag, sources, tenant, access, parse_filters(meta), sync, cancel))
         if retry_failed and not report.interrupted:
@@ -103,6 +113,16 @@ def ingest(
         sys.exit(130)
     if report.failed:
         sys.exit(1)  # a script sees that something failed (the summary line said what)
+
+
+def _graph(rag: Any, asked: bool, extractor: str | None) -> None:
+    """--graph, or a store that already has a graph (which every ingestion then keeps in step)."""
+    from ragwright.rag_graph import enable_graph, store_has_graph
+
+    if asked or store_has_graph(rag.store):
+        from ragwright.graph import GraphOptions
+
+        enable_graph(rag, GraphOptions(extractor=extractor or "rules"))
 
 
 def ingest_options(password: str | None, password_file: Path | None, base: Any = None) -> Any:

@@ -30,6 +30,32 @@ if TYPE_CHECKING:
     from ragwright.rag import Rag
 
 
+def enable_graph(rag: Rag, options: GraphOptions | None = None) -> RagGraph:
+    """Switch GraphRAG on for an already built *rag* (the CLI does, for ``--graph`` or a store that has a
+    graph); the graph it has is kept."""
+    if rag.graph is None:
+        rag.graph = RagGraph(rag, options or GraphOptions())
+    return rag.graph
+
+
+def store_has_graph(store: object) -> bool:
+    """Whether *store*'s file already holds an entity graph (so every ingestion keeps it in step)."""
+    import sqlite3
+
+    path = getattr(store, "path", None)
+    if path is None:
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'graph_documents'").fetchone()
+            return row is not None and conn.execute("SELECT 1 FROM graph_documents LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 class RagGraph:
     """The graph of a :class:`~ragwright.rag.Rag`: its index (wired into ingestion) and its searches."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ragwright._validate import OptionsBase, check_float, check_int
 from ragwright.errors import ConfigError
-from ragwright.options import _OptionsBase, check_float, check_int
 
 
 @dataclass(frozen=True)
-class CacheOptions(_OptionsBase):
+class CacheOptions(OptionsBase):
     result_ttl_s: float = 300.0
     embedding_ttl_s: float = 1800.0
     rerank_ttl_s: float = 1800.0

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragwright._validate import OptionsBase, check_bool, check_float, check_int
 from ragwright.errors import ConfigError
 from ragwright.model.identity import Identity
-from ragwright.options import _OptionsBase, check_bool, check_float, check_int
 from ragwright.server.guard import HostPolicy
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -47,7 +47,7 @@ def is_loopback(host: str) -> bool:
 
 
 @dataclass(frozen=True)
-class ServerLimits(_OptionsBase):
+class ServerLimits(OptionsBase):
     """Request and work limits.
 
     * ``max_body_bytes``: largest JSON request body; ``max_upload_bytes``: largest multipart upload

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentStatus
+from ragwright.options import PRESETS
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -82,9 +83,7 @@ SHARED_ENTITY = "Northwind Group"
 
 #: Retrieval modes every audit runs (``Rag.search`` overrides).
 BASE_MODES: dict[str, dict[str, Any]] = {
-    "dense": {"use_hybrid_search": False},
-    "bm25": {"use_dense_search": False, "use_keyword_search": True},
-    "hybrid": {"use_hybrid_search": True},  # with Rag's defaults: convex fusion, Rocchio feedback
+    **{mode: dict(PRESETS[mode]) for mode in ("dense", "bm25", "hybrid")},  # the one presets table
     "hybrid+rrf+rm3": {"use_hybrid_search": True, "ensemble": None, "feedback": None},  # filled in below
     "hybrid+weighted": {"use_hybrid_search": True, "ensemble": None},  # filled in below
     "parents": {"use_hybrid_search": True, "use_parent_document": True},

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
 from ragwright.errors import ConfigError
 from ragwright.model.metadata import validate_key
-from ragwright.options import _OptionsBase, check_bool, check_choice, check_float, check_int
 
 CragGrader = Literal["auto", "heuristic", "llm"]
 
@@ -37,7 +37,7 @@ def _check_template(name: str, value: Any, placeholders: tuple[str, ...]) -> Non
 
 
 @dataclass(frozen=True)
-class TagRetrievalOptions(_OptionsBase):
+class TagRetrievalOptions(OptionsBase):
     """Tag-based retrieval (seed 000): the query is matched against every tag value the caller may
     see, and the best value of up to ``top_k`` keys scoring at least ``min_score`` (cosine) is merged
     into the metadata filter.
@@ -63,7 +63,7 @@ class TagRetrievalOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class TimeWeightedOptions(_OptionsBase):
+class TimeWeightedOptions(OptionsBase):
     """Time-weighted retrieval (seed 000): ``score × e^(−decay_rate × age_hours)``.
 
     The timestamp is the first of ``updated_at``, ``created_at``, then ``fallback_metadata_keys`` in
@@ -82,7 +82,7 @@ class TimeWeightedOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class DeepResearchOptions(_OptionsBase):
+class DeepResearchOptions(OptionsBase):
     """Deep research (seed 000): up to ``max_depth`` sufficiency checks, each proposing up to
     ``sub_query_count`` sub-queries. ``sufficiency_prompt`` replaces the built-in prompt and must
     contain ``{query}``, ``{context}`` and ``{count}``; ``context_chars`` bounds the context shown."""
@@ -100,7 +100,7 @@ class DeepResearchOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class AdaptiveOptions(_OptionsBase):
+class AdaptiveOptions(OptionsBase):
     """Adaptive retrieval (seed 000): the query is classified simple / complex / multi-hop and gets
     ``top_k`` 3 / 8 / 10; multi-query on for complex and multi-hop, HyDE only for multi-hop.
     ``use_llm``: ask the chat model when the heuristic cannot decide (default complex otherwise)."""
@@ -117,7 +117,7 @@ class AdaptiveOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class CragOptions(_OptionsBase):
+class CragOptions(OptionsBase):
     """Corrective RAG (seed 000, seed 003 §17). The per-call switch, threshold and fallback mode are
     ``RetrievalOptions.use_crag`` / ``crag_score_threshold`` / ``crag_fallback_mode``.
 
@@ -143,7 +143,7 @@ class CragOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class StrategyOptions(_OptionsBase):
+class StrategyOptions(OptionsBase):
     """Which strategies a ``Rag`` stacks around its retriever (``None`` = not installed).
 
     Adaptive retrieval and corrective RAG are installed by default but act only when a call asks

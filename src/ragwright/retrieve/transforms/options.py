@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
 from ragwright.errors import ConfigError
 from ragwright.model.metadata import validate_key
-from ragwright.options import _OptionsBase, check_bool, check_choice, check_float, check_int
 
 FieldKind = Literal["string", "number", "bool"]
 FilterOp = Literal["eq", "in", "gt", "gte", "lt", "lte"]
@@ -63,7 +63,7 @@ def _check_weight(name: str, value: Any) -> None:
 
 
 @dataclass(frozen=True)
-class MultiQueryOptions(_OptionsBase):
+class MultiQueryOptions(OptionsBase):
     """Multi-query expansion (seed 000): ``variant_count`` paraphrases from one chat call.
 
     ``prompt_template`` must contain ``{count}`` and ``{query}``. Each variant runs the search arms
@@ -89,7 +89,7 @@ class MultiQueryOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class HydeOptions(_OptionsBase):
+class HydeOptions(OptionsBase):
     """Hypothetical document embeddings, multi-hypothesis (seed 000 "HyDE v2").
 
     ``hypothesis_count`` passages (1 = classic single-document HyDE) are written at
@@ -124,7 +124,7 @@ def _pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass(frozen=True)
-class RewriteOptions(_OptionsBase):
+class RewriteOptions(OptionsBase):
     """Query rewriting (seed 003 §8): one structured chat call plus a deterministic glossary.
 
     * ``glossary``: term → expansion (``{"PTO": "paid time off"}``), applied without a model; an
@@ -201,7 +201,7 @@ class RewriteOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class AllowedField(_OptionsBase):
+class AllowedField(OptionsBase):
     """One metadata field the model may filter on: its kind, operators and values (the allow-list).
 
     A ``string`` field needs ``values`` (matched case-insensitively; the filter uses the allow-list's
@@ -259,7 +259,7 @@ def _fields(value: Any) -> tuple[tuple[str, AllowedField], ...]:
 
 
 @dataclass(frozen=True)
-class SelfQueryOptions(_OptionsBase):
+class SelfQueryOptions(OptionsBase):
     """Self-query (seed 003 §13): the model proposes *business* filters; only allow-listed fields,
     operators and values survive, built as typed filter objects (never spliced into filter text).
 
@@ -311,7 +311,7 @@ class SelfQueryOptions(_OptionsBase):
 
 
 @dataclass(frozen=True)
-class TransformOptions(_OptionsBase):
+class TransformOptions(OptionsBase):
     """Which query transforms are configured, and the original query's weight in fusion.
 
     A transform left ``None`` never runs. ``original_weight`` must be above every other query weight

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragwright._deps import require
+from ragwright._validate import check_int
 from ragwright.errors import ConfigError, StoreError
-from ragwright.options import check_int
 
 if TYPE_CHECKING:
     import psycopg

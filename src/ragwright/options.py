@@ -435,6 +435,8 @@ class ChunkingOptions(_OptionsBase):
     * ``late_chunking``: each chunk's vector is pooled from token embeddings computed over its whole
       document, in windows of the embedder's size sharing ``late_overlap_tokens`` (embedder tokens; by
       default a quarter of the window) (:mod:`ragwright.chunk.late`); needs a local BERT-style ONNX embedder.
+    * ``propositions``: the chat model splits each chunk into self-contained propositions, which are
+      embedded and searched; a hit returns its source chunk (:mod:`ragwright.chunk.propositions`).
     """
 
     max_tokens: int = 400
@@ -451,6 +453,7 @@ class ChunkingOptions(_OptionsBase):
     context_tokens: int = 64
     late_chunking: bool = False
     late_overlap_tokens: int | None = None
+    propositions: bool = False
 
     def __post_init__(self) -> None:
         check_int("max_tokens", self.max_tokens, minimum=16)
@@ -478,6 +481,7 @@ class ChunkingOptions(_OptionsBase):
             raise ConfigError.invalid("context_tokens", self.context_tokens, "an integer from 8 to 256")
         check_bool("late_chunking", self.late_chunking)
         check_int("late_overlap_tokens", self.late_overlap_tokens, minimum=0, optional=True)
+        check_bool("propositions", self.propositions)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ VERSION = "structural/2"
 _SKIPPED = (ElementKind.HEADER, ElementKind.FOOTER, ElementKind.IMAGE)
 #: Options of the stages after chunking (enrichment, late chunking): fingerprinted by those stages
 #: (:mod:`ragwright.chunk.compose`), not here, so a store chunked before they existed stays current.
-STAGE_FIELDS = frozenset({"context", "context_tokens", "late_chunking", "late_overlap_tokens"})
+STAGE_FIELDS = frozenset({"context", "context_tokens", "late_chunking", "late_overlap_tokens", "propositions"})
 #: Separator inside a unit of each kind when it has to be split (and between list items).
 INNER = {ElementKind.TABLE: "\n", ElementKind.CODE: "\n", ElementKind.LIST_ITEM: "\n"}
 

@@ -408,6 +408,14 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         _set("chunking", "late_chunking"),
         ("ingest", "config"),
     ),
+    Switch(
+        ("--propositions/--no-propositions",),
+        "propositions",
+        "Propositional chunking: the --llm chat model splits each chunk into self-contained propositions, "
+        "which are searched; a hit returns its source chunk.",
+        _set("chunking", "propositions"),
+        ("ingest", "config"),
+    ),
 )
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "mode": ("hybrid", "dense", "bm25"),

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
-from ragwright.errors import ParseError, RagwrightError
+from ragwright.errors import ConfigError, ParseError, RagwrightError
 from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
 from ragwright.ingest.chunking import Chunker, chunk_document
 from ragwright.ingest.dates import caller_dates
@@ -92,6 +92,11 @@ class IngestPipeline:
     ) -> None:
         self.store, self.embedder, self.chunker = store, embedder, chunker
         self.options = options or IngestOptions()
+        if parents is not None and getattr(chunker, "propositions", None) is not None:
+            raise ConfigError(
+                "propositions and parent chunks cannot be combined: a proposition's parent is the chunk it came "
+                "from; drop parents= (--parents) or ChunkingOptions.propositions"
+            )
         self.parents = parents
         self.hooks: list[IngestHook] = []
         self.annotators: list[ChunkAnnotator] = []
@@ -343,6 +348,10 @@ class IngestPipeline:
             log.warning("prune_staging_failed: %s", exc)
 
     def _pending(self, record: DocumentRecord, chunks: list[Chunk], existed: bool) -> _Pending:
+        splitter = getattr(self.chunker, "propositions", None)
+        if splitter is not None:  # propositions are searched, their source chunks stored as parents
+            propositions, sources = splitter.split(record.title, chunks)
+            return _Pending(dataclasses.replace(record, chunk_count=len(propositions)), propositions, existed, sources)
         if self.parents is None:
             return _Pending(record, chunks, existed)
         linked, parents = attach_parents(

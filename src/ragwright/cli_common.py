@@ -167,13 +167,6 @@ def _store_location(store: Path | str) -> Path | str:
     return store_uri(store) if path is None else path
 
 
-def spec_for(bound: tuple[str, int] | None) -> str:
-    """The embedder a store was built with, when the CLI knows it by name; else the default."""
-    if bound is not None and bound[0].startswith("wordllama"):
-        return "wordllama"
-    return "default"
-
-
 def split_groups(text: str | None) -> list[str]:
     """``"hr, finance"`` → ``["hr", "finance"]``."""
     return [g.strip() for g in (text or "").split(",") if g.strip()]

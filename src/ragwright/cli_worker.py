@@ -60,14 +60,14 @@ def worker(
         return  # the subcommand reads --store once its own options (maybe --store) are parsed
     args = _WorkerArgs(str(state.store), schema)
     with errors(state.debug):
-        from ragwright.cli_common import spec_for
         from ragwright.models.embedders import load_embedder
         from ragwright.rag import Rag
+        from ragwright.stores.open import embedder_spec_of
         from ragwright.stores.postgres.queue import Worker
 
         store = _open_store(args, state.analyzer)
         try:
-            rag = Rag(store, load_embedder(state.embedder or spec_for(store.embedding_model)))
+            rag = Rag(store, load_embedder(state.embedder or embedder_spec_of(store)))
         except BaseException:
             store.close()
             raise

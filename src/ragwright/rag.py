@@ -12,6 +12,7 @@ call, else the one the ``Rag`` was built with) and are applied inside every sear
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
 import time
@@ -29,7 +30,7 @@ from ragwright.ingest import IngestPipeline, IngestReport
 from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse, SearchResult
-from ragwright.models.embedders.base import Embedder
+from ragwright.models.embedders.base import Embedder, embedder_spec
 from ragwright.models.llms.base import ChatModel
 from ragwright.models.sparse import SparseEncoder, load_sparse_encoder
 from ragwright.options import (
@@ -98,6 +99,7 @@ class Rag(RagAdmin):
             from ragwright.models.embedders import default_embedder
 
             embedder = default_embedder()
+        spec = embedder_spec(embedder)  # recorded with the binding, before a cache wraps the embedder
         # Caches (seed 000 "Search Result Caching", seed 003 §18): one tiered cache behind the embedding,
         # rerank, result and answer layers; every retrieval-derived key holds the index version and the
         # caller's ACL signature. cache=True: in-process only; a TieredCache(l2=RedisCache(url)) shares it.
@@ -111,6 +113,7 @@ class Rag(RagAdmin):
             if reranker is not None:
                 reranker = CachedReranker(reranker, self.cache, ttl_s=self.cache_options.rerank_ttl_s, namespace=ns)
         self.store, self.embedder = store, embedder
+        self._retired: dict[str, Store] = {}  # store objects a reindex replaced, by collection (until dropped)
         # Hybrid (dense + BM25, convex fusion, Rocchio feedback: PRESETS["hybrid"]) is the default here,
         # each part chosen by measurement (benchmarks/RESULTS.md). Seed 000's RetrievalOptions() stays pure dense.
         self.retrieval_options = retrieval_options or RetrievalOptions(**PRESETS["hybrid"])
@@ -136,7 +139,7 @@ class Rag(RagAdmin):
 
             self.graph = RagGraph(self, graph)
         self._wire()
-        store.bind_embedder(embedder.name, embedder.dimension)
+        store.bind_embedder(embedder.name, embedder.dimension, spec=spec)
 
     def _wire(self) -> None:
         """Strategies (tag → time-weighted → deep research → adaptive → corrective, the result cache
@@ -180,6 +183,24 @@ class Rag(RagAdmin):
             LlmAnswerer(llm, observer=self._prompt_observer, embedder=self.embedder) if llm is not None else None
         )
 
+    def _adopt(self, store: Store, embedder: Embedder, chunker: Any, *, retired: str | None) -> None:
+        """Serve from *store* with *embedder* and *chunker* from now on (a blue/green reindex switched):
+        a new ingestion pipeline and retriever over them, then strategies, caches and answerers re-wired.
+        The previous store object is kept (a query started before this finishes on it) and closed when
+        the collection *retired* is dropped, or with the Rag."""
+        old = self.ingestion
+        ingestion = IngestPipeline(store, embedder, chunker, old.options, old.parents)
+        ingestion.hooks = list(old.hooks)
+        ingestion.sparse_encoder = old.sparse_encoder
+        retriever = copy.copy(self.retriever)
+        retriever.store, retriever.embedder = store, embedder
+        store.bind_embedder(embedder.name, embedder.dimension, spec=embedder_spec(embedder))
+        if store is not self.store:
+            self._retired[retired or "previous"] = self.store
+        self.ingestion, self.chunker, self.embedder, self.store = ingestion, chunker, embedder, store
+        self.retriever = retriever  # a query started before this runs on the old pair
+        self._wire()
+
     @classmethod
     def open(
         cls,
@@ -191,12 +212,14 @@ class Rag(RagAdmin):
         **kwargs: Any,
     ) -> Rag:
         """Open (or create) the SQLite store at *path*, or the PostgreSQL store a ``postgresql://`` URI names
-        (:func:`ragwright.stores.open.open_store` has the schemes)."""
-        from ragwright.stores.open import open_store
+        (:func:`ragwright.stores.open.open_store` has the schemes). Without *embedder*, the model the
+        store records it was built with is loaded (the default model for a new store)."""
+        from ragwright.models.embedders import load_embedder
+        from ragwright.stores.open import embedder_spec_of, open_store
 
         store = open_store(path, collection=collection, keyword_analyzer=keyword_analyzer)
         try:
-            return cls(store, embedder, **kwargs)
+            return cls(store, embedder if embedder is not None else load_embedder(embedder_spec_of(store)), **kwargs)
         except BaseException:
             store.close()
             raise
@@ -413,6 +436,9 @@ class Rag(RagAdmin):
         return self.retrieval_options.merged(**{n: getattr(given, n) for n in shared})
 
     def close(self) -> None:
+        for retired in self._retired.values():
+            retired.close()
+        self._retired.clear()
         self.store.close()
 
     def __enter__(self) -> Rag:

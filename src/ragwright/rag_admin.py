@@ -3,17 +3,24 @@ retries, integrity checks, status and blue/green reindexing."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragwright._sync import run_sync
 from ragwright.errors import ConfigError
-from ragwright.ingest import EvalGate, IngestReport, ReindexReport
+from ragwright.ingest import EvalGate, IngestPipeline, IngestReport, ReindexReport
 from ragwright.ingest.pipeline import ProgressCallback
+from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import ChunkingOptions
-from ragwright.stores.base import KeywordSearch, Store
+from ragwright.models.llms.base import ChatModel
+from ragwright.options import ChunkingOptions, RetrievalOptions
+from ragwright.stores.base import Collections, KeywordSearch, Store
+
+if TYPE_CHECKING:
+    from ragwright.retrieve import Retriever
 
 #: Documents whose chunks :meth:`RagAdmin.metadata_keys` reads when the registry does not list their keys.
 KEY_SAMPLE = 50
@@ -24,10 +31,18 @@ class RagAdmin:
 
     store: Store
     embedder: Embedder
+    chunker: Any
+    llm: ChatModel | None
+    identity: Identity
+    ingestion: IngestPipeline
+    retriever: Retriever
+    _retired: dict[str, Store]
 
     if TYPE_CHECKING:
 
         def ingest(self, sources: Any, **kwargs: Any) -> IngestReport: ...
+
+        def _adopt(self, store: Store, embedder: Embedder, chunker: Any, *, retired: str | None) -> None: ...
 
     def remove(self, document_id: str) -> int:
         """Remove a document, its chunks and its child documents (attachments); returns how many chunks went.
@@ -145,21 +160,44 @@ class RagAdmin:
         chunking (from staged bytes: no source re-read, no OCR), optionally gate it on an evaluation,
         and switch only on success. Queries keep working throughout; a rejected reindex says why in
         ``report.reason`` and leaves the live collection as it was. See :mod:`ragwright.ingest.reindex`."""
+        from ragwright.chunk import make_chunker
         from ragwright.ingest.reindex import reindex
 
-        return reindex(self, embedder=embedder, chunking=chunking, evaluate=evaluate, drop_old=drop_old)
+        new_embedder = embedder or self.embedder
+        chunker = (
+            make_chunker(new_embedder, chunking or getattr(self.chunker, "options", None), llm=self.llm)
+            if (embedder or chunking)
+            else self.chunker
+        )
+        ingestion = self.ingestion
+        outcome = reindex(
+            self.store,
+            lambda target: IngestPipeline(target, new_embedder, chunker, ingestion.options, ingestion.parents),
+            evaluate=evaluate,
+            searcher_for=lambda target: _RetrieverSearcher(self.retriever, self.identity, target, new_embedder),
+            live_searcher=_RetrieverSearcher(self.retriever, self.identity),
+        )
+        report = outcome.report
+        if outcome.store is not None:
+            self._adopt(outcome.store, new_embedder, chunker, retired=report.previous)
+            if drop_old and report.previous is not None:
+                report.dropped = self.drop_collection(report.previous)
+        return report
 
     def collections(self) -> list[dict[str, Any]]:
-        """The store's physical collections (name, live, model, sizes)."""
-        from ragwright.ingest.reindex import collections
-
-        return collections(self)
+        """The store's physical collections (name, live, model, sizes); none for a store without
+        collections (:class:`~ragwright.stores.base.Collections`)."""
+        return [c.to_dict() for c in self.store.collections()] if isinstance(self.store, Collections) else []
 
     def drop_collection(self, name: str) -> list[str]:
         """Drop a collection that is no longer live (e.g. the one a reindex replaced)."""
-        from ragwright.ingest.reindex import drop_collection
-
-        return drop_collection(self, name)
+        if not isinstance(self.store, Collections):
+            raise ConfigError(f"{type(self.store).__name__} has no collections to drop")
+        retired = self._retired.pop(name, None)
+        if retired is not None:
+            retired.close()
+        self.store.drop_collection(name)
+        return [name]
 
     def _record(self, document_id: str) -> DocumentRecord:
         record = self.store.get_record(document_id)
@@ -197,3 +235,19 @@ class RagAdmin:
                 if r.status is DocumentStatus.FAILED
             ],
         }
+
+
+class _RetrieverSearcher:
+    """A searcher over one retriever (the evaluation gate's view of a Rag), optionally over another
+    collection and embedder than the Rag's."""
+
+    def __init__(
+        self, retriever: Retriever, identity: Identity, store: Store | None = None, embedder: Embedder | None = None
+    ) -> None:
+        if store is not None:
+            retriever = copy.copy(retriever)
+            retriever.store, retriever.embedder = store, embedder or retriever.embedder
+        self.retriever, self.identity = retriever, identity
+
+    def search(self, query: str, options: RetrievalOptions, *, identity: Identity | None = None) -> Any:
+        return run_sync(self.retriever.retrieve(query, options, identity or self.identity))

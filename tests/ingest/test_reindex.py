@@ -410,3 +410,41 @@ def test_a_build_in_progress_and_a_kept_previous_collection_are_not_dropped(tmp_
             names = sorted(c.name for c in other.collections())
             assert names == sorted(["main", "g2", building])  # previous kept, build in progress kept
             assert other.drop_abandoned_builds() == []
+
+
+def test_reindex_works_on_the_collections_protocol_and_returns_the_new_store() -> None:
+    """No Rag involved: the function builds beside the live collection, switches, and hands back a
+    store object over the new live collection; re-wiring is the caller's business."""
+    from ragwright.chunk import make_chunker
+    from ragwright.ingest import IngestPipeline
+    from ragwright.ingest.reindex import reindex
+
+    live = MemoryStore()
+    IngestPipeline(live, HashingEmbedder(), make_chunker(HashingEmbedder())).run(
+        BytesSource({f"p{i}": f"note {token(i)}".encode() for i in range(4)})
+    )
+    new = HashingEmbedder(dimension=64, name="test/hashing-p")
+    outcome = reindex(live, lambda target: IngestPipeline(target, new, make_chunker(new)))
+    report, store = outcome.report, outcome.store
+    assert report.switched and (report.previous, report.collection) == ("memory", "memory-2")
+    assert store is not None and store is not live and store.current_collection == "memory-2"
+    assert store.embedding_model == ("test/hashing-p", 64) and live.embedding_model == ("test/hashing", 256)
+    assert live.live_collection == "memory-2" and store.count_chunks() == live.count_chunks() == 4
+
+
+def test_reindex_refuses_a_store_without_collections_and_a_gate_without_a_searcher() -> None:
+    from ragwright.chunk import make_chunker
+    from ragwright.errors import ConfigError
+    from ragwright.ingest import IngestPipeline
+    from ragwright.ingest.reindex import reindex
+
+    def pipeline(target: Any) -> IngestPipeline:
+        return IngestPipeline(target, HashingEmbedder(), make_chunker(HashingEmbedder()))
+
+    class NoCollections:
+        """Only what reindex looks at first."""
+
+    with pytest.raises(ConfigError, match="NoCollections does not support reindex"):
+        reindex(NoCollections(), pipeline)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="searcher_for"):
+        reindex(MemoryStore(), pipeline, evaluate=EvalGate(Path(".")))

@@ -10,8 +10,10 @@ from click.testing import CliRunner
 
 from ragwright.errors import ConfigError, StoreError
 from ragwright.stores import open as store_open
-from ragwright.stores.open import is_remote, open_store, sqlite_path
+from ragwright.stores.memory import MemoryStore
+from ragwright.stores.open import embedder_spec_of, is_remote, open_store, sqlite_path
 from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.doubles import HashingEmbedder
 
 
 class Opened(StoreError):
@@ -27,7 +29,7 @@ def fake_postgres(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
         raise Opened(f"opened postgres {uri}")
 
     for scheme in ("postgresql", "postgres"):
-        monkeypatch.setitem(store_open.SCHEMES, scheme, (opener, True))
+        monkeypatch.setitem(store_open.SCHEMES, scheme, store_open.Scheme(opener, "server"))
     return calls
 
 
@@ -51,8 +53,19 @@ def test_a_postgresql_uri_opens_postgresql_even_through_pathlib(
     assert [c[0] for c in fake_postgres] == ["postgresql://u@db:5432/rag"] * 2 + ["postgres://u@db/rag"]
     assert list(tmp_path.iterdir()) == []  # no SQLite file named "postgresql:" anywhere
     assert is_remote(Path("postgresql://u@db/rag")) and sqlite_path("postgresql://u@db/rag") is None
-    with pytest.raises(ConfigError, match="postgresql://"):
+    with pytest.raises(ConfigError, match="postgresql://") as refused:
         open_store("mysql://u@db/rag")
+    assert "memory:" in str(refused.value) and "sqlite:///PATH" in str(refused.value)
+
+
+def test_memory_opens_an_in_process_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with open_store("memory:", keyword_analyzer="english") as store:
+        assert isinstance(store, MemoryStore) and store.keyword_analyzer.startswith("english")
+    assert not is_remote("memory:") and sqlite_path("memory:") is None
+    with pytest.raises(ConfigError, match="memory:"):
+        open_store("memory:somewhere.db")
+    assert list(tmp_path.iterdir()) == []  # nothing written to disk
 
 
 def test_every_entry_point_uses_it(tmp_path: Path, fake_postgres: list[tuple[str, Any]], monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -80,3 +93,73 @@ def test_every_entry_point_uses_it(tmp_path: Path, fake_postgres: list[tuple[str
     assert len(fake_postgres) == 7 and all(c[0] == uri for c in fake_postgres)
     assert fake_postgres[-1][1].schema == "ragwright"  # the worker's --schema reaches the store
     assert list(tmp_path.iterdir()) == []
+
+
+class SpecEmbedder(HashingEmbedder):
+    """A test embedder that says how to load it again (like OnnxEmbedder and WordLlamaEmbedder)."""
+
+    def __init__(self, spec: str, name: str) -> None:
+        super().__init__(dimension=16, name=name)
+        self._spec = spec
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+
+def test_a_store_records_its_embedder_spec_and_every_entry_point_loads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model named nothing like its spec (a folder) is loaded again from the recorded spec, not
+    guessed from the name (the facade, the CLI, the server; the worker shares the CLI's path)."""
+    from ragwright import Rag
+    from ragwright.cli import main
+    from ragwright.models import embedders
+    from ragwright.server.app import _open_rag
+
+    folder = str(tmp_path / "my-model")
+    store_path = tmp_path / "s.db"
+    with Rag(SqliteStore(store_path), SpecEmbedder(folder, "custom/onnx-int8@abc")) as rag:
+        assert rag.store.embedder_spec == folder
+    asked: list[str] = []
+
+    def load(spec: str, **_: Any) -> Any:
+        asked.append(spec)
+        return SpecEmbedder(spec, "custom/onnx-int8@abc")
+
+    monkeypatch.setattr(embedders, "load_embedder", load)
+    with Rag.open(store_path) as rag:
+        assert rag.embedder.name == "custom/onnx-int8@abc"
+    with _open_rag(store_path) as rag:
+        assert rag.embedder.name == "custom/onnx-int8@abc"
+    result = CliRunner().invoke(main, ["--store", str(store_path), "status"])
+    assert result.exit_code == 0, result.output
+    assert asked == [folder, folder, folder]
+    with SqliteStore(store_path) as store:
+        assert embedder_spec_of(store) == folder
+
+
+def test_stores_without_a_recorded_spec() -> None:
+    """An empty store opens with the default; a store written before specs were recorded, with the
+    spec its exact model name implies (WordLlama), else the default."""
+    store = MemoryStore()
+    assert embedder_spec_of(store) == "default"
+    store.bind_embedder("wordllama/l2_supercat-256", 256)
+    assert embedder_spec_of(store) == "wordllama"
+    other = MemoryStore()
+    other.bind_embedder("test/hashing", 16)
+    assert embedder_spec_of(other) == "default"
+
+
+def test_the_shipped_embedders_know_their_spec() -> None:
+    from ragwright import Rag
+    from ragwright.models.embedders import OnnxEmbedder, WordLlamaEmbedder
+    from ragwright.models.embedders.base import embedder_spec
+    from ragwright.models.embedders.onnx import default_model_dir
+
+    assert OnnxEmbedder.default().spec == "default"
+    assert WordLlamaEmbedder().spec == "wordllama" and WordLlamaEmbedder(dim=64).spec is None
+    with Rag(MemoryStore(), WordLlamaEmbedder(), cache=True) as rag:  # recorded though a cache wraps it
+        assert rag.store.embedder_spec == "wordllama"
+    assert embedder_spec(HashingEmbedder()) is None
+    assert default_model_dir().is_dir()

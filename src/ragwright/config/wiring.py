@@ -11,6 +11,7 @@ from ragwright.errors import ConfigError
 if TYPE_CHECKING:
     from ragwright.cache import TieredCache
     from ragwright.rag import Rag
+    from ragwright.stores.base import EmbeddingInfo
 
 #: Stages that need a chat model: (name for the message, flag, whether *settings* configures it).
 _NEEDS_LLM = (
@@ -114,14 +115,12 @@ def build_rag(
     )
 
 
-def embedder_spec(settings: Settings, bound: tuple[str, int] | None) -> str:
-    """The embedder to load: the configured one, else the one the store was built with (when known by
-    name), else the default."""
-    if settings.embedder:
-        return settings.embedder
-    if bound is not None and bound[0].startswith("wordllama"):
-        return "wordllama"
-    return "default"
+def embedder_spec(settings: Settings, store: EmbeddingInfo) -> str:
+    """The embedder to load: the configured one, else the one the store records it was built with
+    (:func:`~ragwright.stores.open.embedder_spec_of`), else the default."""
+    from ragwright.stores.open import embedder_spec_of
+
+    return settings.embedder or embedder_spec_of(store)
 
 
 def open_rag(
@@ -142,7 +141,7 @@ def open_rag(
     try:
         if on_upgrade is not None and getattr(store, "upgrade_backup", None) is not None:
             on_upgrade(store)
-        embedder = load_embedder(embedder_spec(settings, getattr(store, "embedding_model", None)))
+        embedder = load_embedder(embedder_spec(settings, store))
         llm = load_llm(settings)
         return build_rag(
             settings,

@@ -37,7 +37,7 @@ from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
 from ragwright.model.ids import sha256_bytes, sha256_text
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.model.records import DocumentRecord, DocumentStatus
-from ragwright.models.embedders.base import Embedder
+from ragwright.models.embedders.base import Embedder, embedder_spec
 from ragwright.models.sparse.base import SparseEncoder
 from ragwright.options import IngestOptions, ParentOptions
 from ragwright.parse import parse_bytes, parser_version_for
@@ -136,7 +136,7 @@ class IngestPipeline:
             **{k: v for k, v in normalize_metadata(metadata).items() if k not in RESERVED_KEYS},
             **caller_dates(metadata),
         }
-        self.store.bind_embedder(self.embedder.name, self.embedder.dimension)
+        self.store.bind_embedder(self.embedder.name, self.embedder.dimension, spec=embedder_spec(self.embedder))
         bind = getattr(source, "bind_registry", None)  # URL sources ask conditionally for known pages
         if callable(bind):
             bind(self.store.get_record, self.store.staged)

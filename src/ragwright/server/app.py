@@ -62,12 +62,11 @@ def _config(config: "ServerConfig | Mapping[str, Any] | str | Path | None") -> S
 def _open_rag(path: "str | Path") -> "Rag":
     from ragwright.models.embedders import load_embedder
     from ragwright.rag import Rag
-    from ragwright.stores.open import open_store
+    from ragwright.stores.open import embedder_spec_of, open_store
 
     store = open_store(path)
-    bound = getattr(store, "embedding_model", None)
     try:
-        return Rag(store, load_embedder("wordllama" if bound and bound[0].startswith("wordllama") else "default"))
+        return Rag(store, load_embedder(embedder_spec_of(store)))
     except BaseException:
         store.close()
         raise

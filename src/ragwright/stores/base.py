@@ -7,16 +7,17 @@ search, before top-k, together with the metadata filter — never as a mask afte
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.sources.base import SourceItem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,9 +188,25 @@ class KeywordSearch(Protocol):
 
 @runtime_checkable
 class EmbeddingInfo(Protocol):
-    """A store remembers which embedding model built it and refuses a different one."""
+    """A store remembers which embedding model built it and refuses a different one.
 
-    def bind_embedder(self, name: str, dimension: int) -> None: ...
+    ``bind_embedder`` records the model's name and dimension on first use and refuses another name or
+    dimension afterwards; *spec* (what :func:`~ragwright.models.embedders.load_embedder` takes to build
+    the model again) is recorded when given, so a store reopened later loads the same model
+    (:func:`ragwright.stores.open.embedder_spec_of`) instead of guessing it from its name.
+    """
+
+    @property
+    def embedding_model(self) -> tuple[str, int] | None:
+        """``(name, dimension)`` of the bound model; ``None`` before the first binding."""
+        ...
+
+    @property
+    def embedder_spec(self) -> str | None:
+        """The spec recorded with the binding; ``None`` when none was (or the store predates specs)."""
+        ...
+
+    def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None: ...
 
 
 @runtime_checkable
@@ -252,3 +269,144 @@ class HybridSearch(Protocol):
 
 class Store(ChunkStore, Registry, Staging, VectorSearch, KeywordSearch, EmbeddingInfo, IndexVersioned, Protocol):
     """Everything the pipeline needs from a store."""
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionInfo:
+    """One physical collection of a store (see :class:`Collections`)."""
+
+    name: str
+    live: bool
+    embedding_model: str | None
+    dimension: int | None
+    documents: int
+    chunks: int
+    created_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "live": self.live,
+            "embedding_model": self.embedding_model,
+            "dimension": self.dimension,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "created_at": self.created_at,
+        }
+
+
+@runtime_checkable
+class Collections(Protocol):
+    """Physical collections behind the ``live`` alias: what a blue/green reindex needs of a store.
+
+    A store holds one or more *physical collections* (each with its own chunks, registry and embedding
+    binding; staging may be shared) and an alias, ``live``, naming the one readers use. A reindex
+    creates a collection (:meth:`create_collection`), builds it through a store object pinned to it
+    (:meth:`open_collection`: that object never follows the alias), moves the alias in one step that
+    first runs a check no write can interleave with (:meth:`switch_alias`), then serves from
+    :meth:`open_live`. The previous collection stays readable until :meth:`drop_collection`; the live
+    one can never be dropped. A collection created with ``building=True`` whose builder ended before
+    the alias moved to it is dropped by :meth:`drop_abandoned_builds` (a reindex killed mid-build).
+    Names are the store's own; unknown names raise :class:`~ragwright.errors.StoreError`.
+    """
+
+    @property
+    def live_collection(self) -> str:
+        """The collection the ``live`` alias names now."""
+        ...
+
+    @property
+    def current_collection(self) -> str:
+        """The collection this store object reads and writes (the live one unless pinned or stale)."""
+        ...
+
+    def collections(self) -> list[CollectionInfo]:
+        """Every physical collection, oldest first, with its model and sizes."""
+        ...
+
+    def create_collection(self, note: str = "", *, building: bool = False) -> str:
+        """A new, empty collection beside the others (not live); returns its name."""
+        ...
+
+    def open_collection(self, name: str) -> Store:
+        """A store object pinned to *name* (it never follows the alias): to build or evaluate it."""
+        ...
+
+    def switch_alias(self, name: str, *, check: Callable[[], str | None] | None = None) -> str | None:
+        """Point ``live`` at *name* (which must have an embedding model bound); returns the previous
+        collection. *check* runs with writes to the live collection held off; a reason it returns
+        leaves the alias where it was and is raised as :class:`~ragwright.errors.StoreError`."""
+        ...
+
+    def open_live(self) -> Store:
+        """A store object over the live collection (following the alias), e.g. after a switch."""
+        ...
+
+    def drop_collection(self, name: str) -> None:
+        """Delete a collection that is not live."""
+        ...
+
+    def drop_abandoned_builds(self) -> list[str]:
+        """Drop the collections whose builder ended before the alias moved to them; returns their names."""
+        ...
+
+
+class CollectionStore(Store, Collections, Protocol):
+    """A store with physical collections (what a blue/green reindex works on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One claimed document of a :class:`JobQueue`."""
+
+    job_id: int
+    item: SourceItem
+    tenant: str
+    acl: tuple[str, ...] | None
+    metadata: dict[str, Any]
+    attempts: int
+
+
+@runtime_checkable
+class JobQueue(Protocol):
+    """Documents waiting for ingestion workers anywhere (distributed ingestion, :mod:`ragwright.ingest.worker`).
+
+    ``put`` reads each item once and keeps its content (raw bytes, or the parsed record of a corpus), so a
+    worker needs no shared file system; a document already waiting with the same content is not added
+    twice. ``claim`` takes up to *limit* jobs — queued ones, or running ones whose lease expired — and
+    two workers never claim the same job; each claim counts an attempt. A worker holds its jobs by a lease
+    it renews (``renew``) while it works, then marks them finished (``finish``: ``done``, or ``failed``
+    with the reason per job) or gives them back (``release``) after an error that was not the document's
+    fault. Only the worker holding a job can renew, finish or release it.
+    """
+
+    def put(
+        self,
+        items: Iterable[SourceItem],
+        *,
+        tenant: str,
+        acl: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Queue *items*; returns how many jobs were added."""
+        ...
+
+    def claim(self, worker: str, limit: int, lease_seconds: float) -> list[Job]: ...
+
+    def renew(self, worker: str, job_ids: Sequence[int], lease_seconds: float) -> int:
+        """Extend the lease of the jobs *worker* still holds; returns how many it holds."""
+        ...
+
+    def finish(self, worker: str, results: Mapping[int, str | None], *, status: str = "done") -> None:
+        """Mark jobs done (or ``status``), with the reason when the document failed."""
+        ...
+
+    def release(self, worker: str, job_ids: Sequence[int], error: str) -> None: ...
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by status: ``queued``, ``running``, ``done``, ``failed``."""
+        ...
+
+    def pending(self) -> int:
+        """Jobs not finished yet (queued, or running under some worker's lease)."""
+        ...

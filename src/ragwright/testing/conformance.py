@@ -205,6 +205,16 @@ class StoreConformance:
         with pytest.raises(StoreError, match="test-model"):
             bound.bind_embedder("another-model", DIM)
 
+    def test_the_binding_records_the_embedder_spec(self, store: Any) -> None:
+        assert store.embedding_model is None and store.embedder_spec is None
+        store.bind_embedder("test-model", DIM)  # a spec is optional
+        assert store.embedding_model == ("test-model", DIM) and store.embedder_spec is None
+        store.bind_embedder("test-model", DIM, spec="/models/test-model")
+        assert store.embedder_spec == "/models/test-model"
+        with pytest.raises(StoreError, match="test-model"):
+            store.bind_embedder("another-model", DIM, spec="another")
+        assert store.embedder_spec == "/models/test-model"  # a refused binding records nothing
+
     def test_update_access_changes_visibility_only(self, bound: Any) -> None:
         self._put(bound, "d", [unit(1), unit(0, 1)], tenant="acme", acl=("*",))
         assert len(bound.search_dense(unit(1), 5, identity=Identity("acme"))) == 2

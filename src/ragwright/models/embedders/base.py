@@ -48,6 +48,24 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class Respecifiable(Protocol):
+    """An embedder that can say how to build it again: the ``spec`` :func:`~ragwright.models.embedders.load_embedder`
+    takes (``"default"``, ``"wordllama"``, a model folder). A store records it when the embedder is bound
+    (``bind_embedder(..., spec=)``), so whoever reopens the store loads the same model without guessing
+    it from its name."""
+
+    @property
+    def spec(self) -> str | None:
+        """The spec that rebuilds this embedder, or ``None`` when no spec can."""
+        ...
+
+
+def embedder_spec(embedder: object) -> str | None:
+    """*embedder*'s :class:`Respecifiable` spec; ``None`` when it has none (e.g. a remote or test embedder)."""
+    return embedder.spec if isinstance(embedder, Respecifiable) else None
+
+
+@runtime_checkable
 class TokenEmbedder(Protocol):
     """An embedder that also gives token-level outputs (late chunking, :mod:`ragwright.chunk.late`):
     the local BERT-style ONNX embedders."""

@@ -249,6 +249,12 @@ class OnnxEmbedder:
         return self._name
 
     @property
+    def spec(self) -> str:
+        """``"default"`` for the shipped MiniLM, else the model folder (what ``load_embedder`` takes)."""
+        folder = self.model_dir.resolve()
+        return "default" if folder == default_model_dir().resolve() else str(folder)
+
+    @property
     def dimension(self) -> int:
         return self._dimension
 

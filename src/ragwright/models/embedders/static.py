@@ -80,6 +80,11 @@ class WordLlamaEmbedder:
         return f"wordllama/{self.config}-{self._dim}"
 
     @property
+    def spec(self) -> str | None:
+        """``"wordllama"`` for the configuration ``load_embedder("wordllama")`` builds; else ``None``."""
+        return "wordllama" if (self.config, self._dim) == ("l2_supercat", 256) else None
+
+    @property
     def dimension(self) -> int:
         return self._dim
 

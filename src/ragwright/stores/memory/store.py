@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ragwright.index.analyzers import DEFAULT_ANALYZER
@@ -14,8 +15,9 @@ from ragwright.model.document import Document
 from ragwright.model.filters import Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
-from ragwright.stores.base import Hit, ScoreScale
+from ragwright.stores.base import CollectionInfo, Hit, ScoreScale
 from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, deleted_record, keyword_entry
+from ragwright.stores.memory.collections import MemoryCatalog
 from ragwright.stores.memory.tags import MemoryTagTable
 
 if TYPE_CHECKING:
@@ -31,10 +33,20 @@ if TYPE_CHECKING:
 class MemoryStore:
     """Chunks, vectors and registry in memory. Thread-safe; lost when the process ends."""
 
-    def __init__(self, *, keyword_analyzer: str = DEFAULT_ANALYZER, ann: AnnParams | None = None) -> None:
-        """*ann*: when dense search switches from exact to the HNSW graph (default: 20k vectors)."""
+    def __init__(
+        self,
+        *,
+        keyword_analyzer: str = DEFAULT_ANALYZER,
+        ann: AnnParams | None = None,
+        catalog: MemoryCatalog | None = None,
+    ) -> None:
+        """*ann*: when dense search switches from exact to the HNSW graph (default: 20k vectors).
+        *catalog*: the collections this store joins as a new one (``create_collection`` passes it);
+        by default the store starts its own, as the live collection ``memory``."""
         from ragwright.index import Bm25Index
         from ragwright.index.ann import DenseIndex
+
+        self._ann = ann
 
         self._bm25 = Bm25Index(keyword_analyzer)
         self._dense = DenseIndex(ann)
@@ -50,6 +62,7 @@ class MemoryStore:
         self._by_doc: dict[str, list[str]] = {}
         self._records: dict[str, DocumentRecord] = {}
         self._embedder: tuple[str, int] | None = None
+        self._embedder_spec: str | None = None
         self._staged: dict[str, bytes] = {}
         self._parents: dict[str, Chunk] = {}
         self._parsed: dict[tuple[str, str], Document] = {}
@@ -58,12 +71,26 @@ class MemoryStore:
         # new store never reuses an old one's versions in a shared cache.
         self._index_version = time.time_ns() // 1000
         self._tags: MemoryTagTable | None = None
+        self._catalog = catalog if catalog is not None else MemoryCatalog()
+        self._name = self._catalog.register(self)
 
     # -- embedding model guard -------------------------------------------------------------
-    def bind_embedder(self, name: str, dimension: int) -> None:
+    def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None:
         with self._lock:
             check_embedder(self._embedder, name, dimension, "this memory store")
             self._embedder = (name, dimension)
+            if spec is not None:
+                self._embedder_spec = spec
+
+    @property
+    def embedding_model(self) -> tuple[str, int] | None:
+        with self._lock:
+            return self._embedder
+
+    @property
+    def embedder_spec(self) -> str | None:
+        with self._lock:
+            return self._embedder_spec
 
     @property
     def score_scale(self) -> ScoreScale:
@@ -340,5 +367,50 @@ class MemoryStore:
         """Index results ``(chunk id, score)`` as hits, skipping ids no longer stored."""
         return [Hit(self._chunks[cid], score) for cid, score in ranked if cid in self._chunks]
 
+    # -- collections (stores/base.py ``Collections``; the catalog in collections.py) ----------------
+    @property
+    def live_collection(self) -> str:
+        return self._catalog.live
+
+    @property
+    def current_collection(self) -> str:
+        return self._name
+
+    def collections(self) -> list[CollectionInfo]:
+        return self._catalog.infos()
+
+    def create_collection(self, note: str = "", *, building: bool = False) -> str:
+        """A new, empty memory store beside this one in its catalog (*note* and *building* change nothing
+        here: a build never outlives its process)."""
+        return MemoryStore(keyword_analyzer=self.keyword_analyzer, ann=self._ann, catalog=self._catalog)._name
+
+    def open_collection(self, name: str) -> MemoryStore:
+        """The store object of the collection *name* (memory stores never follow the alias)."""
+        return self._catalog.get(name)
+
+    def open_live(self) -> MemoryStore:
+        return self._catalog.get(self._catalog.live)
+
+    def switch_alias(self, name: str, *, check: Callable[[], str | None] | None = None) -> str | None:
+        return self._catalog.switch(name, check)
+
+    def drop_collection(self, name: str) -> None:
+        self._catalog.drop(name)
+
+    def drop_abandoned_builds(self) -> list[str]:
+        return []
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold off every write to this store (the alias switch checks the registry under it)."""
+        with self._lock:
+            yield
+
     def close(self) -> None:
         """Nothing to release."""
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -121,7 +121,7 @@ def _wipe_rows(conn: psycopg.Connection[Any]) -> None:
     conn.execute("ALTER TABLE chunks ALTER COLUMN vector TYPE vector")
     conn.execute(
         "DELETE FROM rag_metadata WHERE key IN "
-        "('embedding_model', 'embedding_dimension', 'changes_floor', 'sparse_encoder')"
+        "('embedding_model', 'embedding_dimension', 'embedding_spec', 'changes_floor', 'sparse_encoder')"
     )
     conn.execute("UPDATE rag_metadata SET value = %s WHERE key = 'store_id'", (uuid.uuid4().hex,))
     # Derived state elsewhere (other processes' keyword indexes) must rebuild, not catch up.

@@ -145,12 +145,19 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         name, dim = self._meta(conn, "embedding_model"), self._meta(conn, "embedding_dimension")
         return None if name is None or dim is None else (name, int(dim))
 
-    def bind_embedder(self, name: str, dimension: int) -> None:
+    @property
+    def embedder_spec(self) -> str | None:
+        with self._conn() as conn:
+            return self._meta(conn, "embedding_spec")
+
+    def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None:
         """Remember the model; the first binding types the vector column and builds the HNSW index."""
         with self._conn() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('ragwright.bind_embedder'))")
             bound = self._bound(conn)
             check_embedder(bound, name, dimension, f"the store {redact(self.dsn)}")
+            if spec is not None and self._meta(conn, "embedding_spec") != spec:
+                self._set_meta(conn, "embedding_spec", spec)
             if bound is not None:
                 return
             self._set_meta(conn, "embedding_model", name)

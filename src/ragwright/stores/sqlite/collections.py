@@ -23,11 +23,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
+from ragwright.stores.base import CollectionInfo
 from ragwright.stores.sqlite.schema import LIVE_ALIAS, MAIN_COLLECTION, Tables, collection_schema
 
 if TYPE_CHECKING:
@@ -76,34 +76,11 @@ def builder_gone(tag: str) -> bool:
     return fields[0] in (b"Z", b"X") or (bool(started) and len(fields) > 19 and fields[19].decode() != started)
 
 
-@dataclass(frozen=True, slots=True)
-class CollectionInfo:
-    """One physical collection of a store file."""
-
-    name: str
-    live: bool
-    embedding_model: str | None
-    dimension: int | None
-    documents: int
-    chunks: int
-    created_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "live": self.live,
-            "embedding_model": self.embedding_model,
-            "dimension": self.dimension,
-            "documents": self.documents,
-            "chunks": self.chunks,
-            "created_at": self.created_at,
-        }
-
-
 class SqliteCollections:
     """Collections, the alias and following it; the host class provides the connection and state."""
 
     path: Path
+    _ann_params: Any
     _conn: sqlite3.Connection
     _lock: threading.RLock
     _analyzer: Analyzer
@@ -307,15 +284,22 @@ class SqliteCollections:
 
         if str(self.path) == ":memory:":
             raise StoreError("an in-memory SQLite store has one connection only; reindex a store file")
-        with self._lock:
-            if not self._exists(name):
-                raise StoreError(f"no collection {name!r} in {self.path}")
-        store = SqliteStore(self.path, keyword_analyzer=self._analyzer.name)
-        with store._lock:
-            store._t, store._pinned = Tables.of(name), True
-            store._rowids, store._bm25 = None, None
-            store._local_writes += 1
-        return store
+        return SqliteStore(self.path, keyword_analyzer=self._analyzer.name, ann=self._ann_params, pinned=name)
+
+    def open_live(self) -> SqliteStore:
+        """A new store object (its own connection) over the live collection, following the alias."""
+        from ragwright.stores.sqlite.store import SqliteStore
+
+        if str(self.path) == ":memory:":
+            raise StoreError("an in-memory SQLite store has one connection only; reindex a store file")
+        return SqliteStore(self.path, keyword_analyzer=self._analyzer.name, ann=self._ann_params)
+
+    def _pin(self, name: str) -> None:
+        """Read and write the collection *name* from now on, never following the alias (at construction,
+        inside the schema setup: ``SqliteStore(pinned=name)``)."""
+        if not self._exists(name):
+            raise StoreError(f"no collection {name!r} in {self.path}")
+        self._t, self._pinned = Tables.of(name), True
 
     def switch_alias(self, name: str, *, check: Callable[[], str | None] | None = None) -> str | None:
         """Point the ``live`` alias at *name* in one transaction; returns the previous collection.
@@ -356,7 +340,7 @@ class SqliteCollections:
             self._conn.execute("DELETE FROM collections WHERE name = ?", (name,))
             self._conn.execute("UPDATE aliases SET previous = NULL WHERE previous = ?", (name,))
             t = Tables.of(name)
-            for key in ("embedding_model", "embedding_dimension", BUILDER_KEY):
+            for key in ("embedding_model", "embedding_dimension", "embedding_spec", BUILDER_KEY):
                 self._conn.execute("DELETE FROM rag_metadata WHERE key = ?", (t.meta_key(key),))
             self._local_writes += 1
         with self._lock:

@@ -79,8 +79,11 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         collection: str | None = None,
         keyword_analyzer: str = DEFAULT_ANALYZER,
         ann: AnnParams | None = None,
+        pinned: str | None = None,
     ) -> None:
-        """*ann*: when the dense arm switches from exact search to the HNSW graph (default: 20k vectors)."""
+        """*ann*: when the dense arm switches from exact search to the HNSW graph (default: 20k vectors).
+        *pinned*: read and write that physical collection, never following the ``live`` alias
+        (:meth:`open_collection`)."""
         from ragwright.index import get_analyzer
 
         self.path = Path(path)
@@ -120,6 +123,13 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 f"{self.path} is not a readable ragwright store ({exc}); it was left untouched — "
                 "move it aside or choose another store path"
             ) from exc
+        if pinned is not None:
+            try:
+                with self._lock:
+                    self._pin(pinned)
+            except StoreError:
+                self._conn.close()
+                raise
         try:
             self.drop_abandoned_builds()  # a reindex killed mid-build leaves no half-built collection
         except (StoreError, sqlite3.Error) as exc:  # never a reason not to open the store
@@ -162,7 +172,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                     self._wipe_collections()
                     for table in ("chunks", "documents", "staged", "parsed", "parents"):
                         conn.execute(f"DELETE FROM {table}")
-                    conn.execute("DELETE FROM rag_metadata WHERE key IN ('embedding_model','embedding_dimension')")
+                    conn.execute("DELETE FROM rag_metadata WHERE key LIKE 'embedding_%'")
                     self._bump_index_version()
                 self._set_meta("collection", collection)
             # The index version starts from the clock, so a re-created file never reuses old versions.
@@ -225,11 +235,19 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             self._version()  # follow the alias first
             return self._binding(self._t.name)
 
-    def bind_embedder(self, name: str, dimension: int) -> None:
+    @property
+    def embedder_spec(self) -> str | None:
+        with self._lock:
+            self._version()
+            return self._meta(self._t.meta_key("embedding_spec"))
+
+    def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None:
         with self._transaction():
             check_embedder(self.embedding_model, name, dimension, f"the store {self.path}")
             self._set_meta(self._t.meta_key("embedding_model"), name)
             self._set_meta(self._t.meta_key("embedding_dimension"), str(dimension))
+            if spec is not None:
+                self._set_meta(self._t.meta_key("embedding_spec"), spec)
             self._bound_here = (name, dimension)
 
     @property

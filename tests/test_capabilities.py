@@ -104,6 +104,28 @@ BULLETS: dict[str, list[Cap] | str] = {
             command="ingest",
         ),
         Cap(
+            "contextual enrichment",
+            ("--context", "extractive"),
+            '[chunking]\ncontext = "extractive"',
+            lambda d: d["chunking"]["context"] == "extractive",
+            command="ingest",
+        ),
+        Cap(
+            "late chunking",
+            ("--late-chunking",),
+            "[chunking]\nlate_chunking = true",
+            lambda d: d["chunking"]["late_chunking"] is True,
+            command="ingest",
+            extra={"token_embedder": True},
+        ),
+        Cap(
+            "propositions",
+            ("--propositions",),
+            "[chunking]\npropositions = true",
+            lambda d: d["chunking"]["propositions"] is True,
+            command="ingest",
+        ),
+        Cap(
             "parent-child chunking",
             ("--parents",),
             "[parents]\nchunk_size = 2048",
@@ -447,7 +469,15 @@ def test_the_server_switches_it_on(bullet: str, cap: Cap, isolated: Path, monkey
     import ragwright.rag as rag_module
     from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
 
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec: HashingEmbedder())
+    class TokenHashingEmbedder(HashingEmbedder):  # token outputs, for late chunking
+        def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+            return [], []
+
+        def token_embeddings(self, ids: Any) -> Any:
+            raise NotImplementedError
+
+    fake = TokenHashingEmbedder if cap.extra.get("token_embedder") else HashingEmbedder
+    monkeypatch.setattr(embedders, "load_embedder", lambda spec: fake())
     monkeypatch.setattr(wiring, "load_llm", lambda s: ScriptedChat(default="ok", name=s.llm) if s.llm else None)
     monkeypatch.setattr(wiring, "load_reranker", lambda s: _Model(s.reranker) if s.reranker else None)
     monkeypatch.setattr(rag_module, "load_sparse_encoder", lambda spec: _Model(spec) if spec else None)

@@ -60,10 +60,11 @@ def worker(
         return  # the subcommand reads --store once its own options (maybe --store) are parsed
     args = _WorkerArgs(str(state.store), schema)
     with errors(state.debug):
+        from ragwright.ingest.worker import Worker
         from ragwright.models.embedders import load_embedder
         from ragwright.rag import Rag
         from ragwright.stores.open import embedder_spec_of
-        from ragwright.stores.postgres.queue import Worker
+        from ragwright.stores.postgres.queue import IngestQueue
 
         store = _open_store(args, state.analyzer)
         try:
@@ -73,7 +74,8 @@ def worker(
             raise
         with rag:
             runner = Worker(
-                rag,
+                rag.ingestion,
+                IngestQueue(store),
                 worker_id=worker_id,
                 batch_size=batch_size,
                 lease_seconds=lease_seconds,
@@ -109,6 +111,7 @@ def enqueue(
     """Queue files, folders or JSONL corpora for the workers."""
     state = ctx.obj
     with errors(state.debug):
+        from ragwright.ingest.worker import enqueue as enqueue_sources
         from ragwright.model.identity import DEFAULT_TENANT
         from ragwright.sources import open_source
         from ragwright.stores.postgres.queue import IngestQueue
@@ -116,8 +119,12 @@ def enqueue(
         sources = [open_source(p) for p in paths]  # refuse a bad path before anything is queued
         store = _open_store(_WorkerArgs(str(state.store), ctx.meta["ragwright.worker.schema"]), state.analyzer)
         with store:
-            added = IngestQueue(store).enqueue(
-                sources, tenant=tenant or DEFAULT_TENANT, acl=list(acl) or None, metadata=parse_filters(meta)
+            added = enqueue_sources(
+                IngestQueue(store),
+                sources,
+                tenant=tenant or DEFAULT_TENANT,
+                acl=list(acl) or None,
+                metadata=parse_filters(meta),
             )
         state.emit({"queued": added}, lambda: click.echo(f"queued {added} documents"))
 

@@ -49,7 +49,7 @@ from ragwright.rag_admin import RagAdmin
 from ragwright.retrieve import Retriever
 from ragwright.retrieve.request import RetrievalRequest
 from ragwright.retrieve.transforms.plan import RetrievalTrace
-from ragwright.sources import Source, open_source
+from ragwright.sources import Source, open_sources
 from ragwright.stores.base import Store
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class Rag(RagAdmin):
         stops the run early with what was written committed (``report.interrupted``); so does Ctrl-C
         (the task cancelled), which then waits for the document in hand and re-raises.
         """
-        resolved = _resolve_sources(sources)
+        resolved = open_sources(sources)
         tenant = tenant if tenant is not None else self.identity.tenant
         cancel = cancel if cancel is not None else threading.Event()
         total = IngestReport()
@@ -473,16 +473,3 @@ def _retrieval_path(
     if rerank and any("rerank" in r.arms for r in results):
         steps.append("rerank")
     return " → ".join(steps)
-
-
-def _resolve_sources(sources: Source | str | Path | Iterable[Source | str | Path]) -> list[Source]:
-    if isinstance(sources, str | Path):
-        return [open_source(str(sources))]
-    if isinstance(sources, Source):
-        return [sources]
-    out: list[Source] = []
-    for s in sources:
-        out.append(open_source(str(s)) if isinstance(s, str | Path) else s)
-    if not out:
-        raise ConfigError("nothing to ingest: give at least one file, folder or source")
-    return out

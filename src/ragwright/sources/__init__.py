@@ -1,5 +1,8 @@
 """Sources: where documents come from. Each yields items with a stable id and a fingerprint."""
 
+from collections.abc import Iterable
+from pathlib import Path
+
 from ragwright.sources.base import Source, SourceItem
 from ragwright.sources.filesystem import FileListSource, FolderSource
 from ragwright.sources.jsonl import JsonlSource
@@ -17,6 +20,7 @@ __all__ = [
     "TenantScopedSource",
     "UrlSource",
     "open_source",
+    "open_sources",
 ]
 
 
@@ -44,3 +48,18 @@ def open_source(path: str, *, allow_http: bool = False, follow_symlinks: bool = 
     if p.suffix.lower() == ".jsonl":
         return JsonlSource(p)
     return FileListSource([p])
+
+
+def open_sources(sources: Source | str | Path | Iterable[Source | str | Path]) -> list[Source]:
+    """What ``Rag.ingest`` and ``enqueue`` accept, as sources: a path (:func:`open_source`), a :class:`Source`,
+    or an iterable of either; an empty iterable is refused (nothing to ingest)."""
+    from ragwright.errors import ConfigError
+
+    if isinstance(sources, str | Path):
+        return [open_source(str(sources))]
+    if isinstance(sources, Source):
+        return [sources]
+    out = [open_source(str(s)) if isinstance(s, str | Path) else s for s in sources]
+    if not out:
+        raise ConfigError("nothing to ingest: give at least one file, folder or source")
+    return out

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from ragwright.ingest.worker import Worker, enqueue
 from ragwright.models.embedders import load_embedder
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
 from ragwright.stores.postgres import PostgresStore
-from ragwright.stores.postgres.queue import IngestQueue, Worker
+from ragwright.stores.postgres.queue import IngestQueue
 from ragwright.testing.doubles import HashingEmbedder
 from tests.conftest import SHARED
 from tests.stores.postgres.conftest import PgServer
@@ -69,8 +70,9 @@ def reference(pg_server: PgServer, corpus: list[str]) -> Iterator[dict[str, Any]
     try:
         with Rag.open(dsn, embedder=load_embedder("wordllama")) as rag:
             assert isinstance(rag.store, PostgresStore)
-            queued = IngestQueue(rag.store).enqueue(corpus)
-            report = Worker(rag, batch_size=16).run()
+            queue = IngestQueue(rag.store)
+            queued = enqueue(queue, corpus)
+            report = Worker(rag.ingestion, queue, batch_size=16).run()
         snap = _snapshot(dsn)
         assert snap["jobs"]["done"] == queued == report.jobs_done and snap["problems"] == []
         assert len(snap["chunks"]) > SCIFACT_DOCS and report.ingest.added > SCIFACT_DOCS
@@ -141,8 +143,8 @@ def test_claims_never_overlap_and_enqueue_is_not_doubled(pg_dsn: str) -> None:
     with _rag(pg_dsn) as rag:
         assert isinstance(rag.store, PostgresStore)
         queue = IngestQueue(rag.store)
-        assert queue.enqueue(_docs(10)) == 10
-        assert queue.enqueue(_docs(10)) == 0  # the same content is already waiting
+        assert enqueue(queue, _docs(10)) == 10
+        assert enqueue(queue, _docs(10)) == 0  # the same content is already waiting
         a = queue.claim("a", 6, 60)
         b = queue.claim("b", 6, 60)
         assert len(a) == 6 and len(b) == 4
@@ -155,10 +157,10 @@ def test_an_expired_lease_passes_the_job_to_another_worker(pg_dsn: str) -> None:
     with _rag(pg_dsn) as rag:
         assert isinstance(rag.store, PostgresStore)
         queue = IngestQueue(rag.store)
-        queue.enqueue(_docs(3))
+        enqueue(queue, _docs(3))
         stale = queue.claim("slow", 3, 1.0)
         time.sleep(1.3)  # the lease runs out (no heartbeat: the worker is "dead")
-        report = Worker(rag, worker_id="fresh", poll_seconds=0.05).run()
+        report = Worker(rag.ingestion, queue, worker_id="fresh", poll_seconds=0.05).run()
         assert report.jobs_done == 3 and report.ingest.added == 3
         queue.finish("slow", {j.job_id: None for j in stale})  # the late worker's word no longer counts
         assert queue.counts()["done"] == 3
@@ -171,11 +173,11 @@ def test_a_job_that_keeps_killing_workers_is_given_up(pg_dsn: str) -> None:
     with _rag(pg_dsn) as rag:
         assert isinstance(rag.store, PostgresStore)
         queue = IngestQueue(rag.store)
-        queue.enqueue(_docs(1))
+        enqueue(queue, _docs(1))
         for _ in range(2):
             queue.claim("crasher", 1, 1.0)
             time.sleep(1.1)
-        report = Worker(rag, max_attempts=2, poll_seconds=0.05).run()
+        report = Worker(rag.ingestion, queue, max_attempts=2, poll_seconds=0.05).run()
         assert report.jobs_failed == 1 and report.jobs_done == 0
         assert queue.counts()["failed"] == 1
 
@@ -184,8 +186,8 @@ def test_failed_documents_are_recorded_and_the_job_completes(pg_dsn: str) -> Non
     with _rag(pg_dsn) as rag:
         assert isinstance(rag.store, PostgresStore)
         queue = IngestQueue(rag.store)
-        queue.enqueue(BytesSource({"ok.md": b"# fine\n\ntext", "empty.md": b"   "}), tenant="acme", acl=["hr"])
-        report = Worker(rag).run()
+        enqueue(queue, BytesSource({"ok.md": b"# fine\n\ntext", "empty.md": b"   "}), tenant="acme", acl=["hr"])
+        report = Worker(rag.ingestion, queue).run()
         assert report.jobs_done == 2 and len(report.ingest.failed) == 1
         with rag.store._conn() as conn:
             errors = dict(conn.execute("SELECT document_id, error FROM ingest_jobs").fetchall())

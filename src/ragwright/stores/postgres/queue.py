@@ -1,42 +1,28 @@
-"""Distributed ingestion: a queue table in the store's database, and the workers that drain it.
+"""The distributed-ingestion queue of a PostgreSQL store: the ``ingest_jobs`` table as a
+:class:`~ragwright.stores.base.JobQueue` (the workers that drain it are :mod:`ragwright.ingest.worker`).
 
-``enqueue`` reads each source document once and stores it in ``ingest_jobs`` (raw bytes, or the parsed
-record of a JSONL corpus), so workers on other machines need no shared file system. A worker claims a
-batch with ``SELECT … FOR UPDATE SKIP LOCKED`` (two workers never claim the same job) and holds it by
-a *lease* (``lease_until``) that a heartbeat thread extends while the batch runs. Documents go through
-the ordinary ingestion pipeline, whose writes are one transaction each (new chunks upserted, then the
-superseded ones deleted). A worker that dies stops renewing: its lease expires and another worker
-claims the job again; re-running a document that was already written is a no-op (the registry's
-hashes match), so nothing is lost and nothing is doubled. A job claimed more than ``max_attempts``
-times (a document that kills its worker) is marked failed instead of looping.
+``put`` reads each document once and stores it (raw bytes, or the parsed record of a JSONL corpus), so
+workers on other machines need no shared file system. ``claim`` takes a batch with ``SELECT … FOR
+UPDATE SKIP LOCKED`` (two workers never claim the same job) under a *lease* (``lease_until``) that the
+worker renews while the batch runs; a worker that dies stops renewing, its lease expires and another
+worker claims the job again.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import socket
-import threading
-import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragwright.errors import ConfigError, RagwrightError
-from ragwright.ingest.report import IngestReport
 from ragwright.model.document import Document
-from ragwright.model.identity import DEFAULT_TENANT
 from ragwright.model.ids import sha256_bytes
 from ragwright.model.metadata import normalize_metadata
-from ragwright.options import check_float, check_int
-from ragwright.sources.base import Source, SourceItem
+from ragwright.sources.base import SourceItem
+from ragwright.stores.base import Job
 from ragwright.stores.postgres.schema import pg_json
 
 if TYPE_CHECKING:
-    from ragwright.rag import Rag
     from ragwright.stores.postgres.store import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -46,51 +32,34 @@ _JOB_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One claimed document."""
-
-    job_id: int
-    item: SourceItem
-    tenant: str
-    acl: tuple[str, ...] | None
-    metadata: dict[str, Any]
-    attempts: int
-
-
 class IngestQueue:
-    """The ``ingest_jobs`` table of a :class:`PostgresStore`."""
+    """The ``ingest_jobs`` table of a :class:`PostgresStore`, as a :class:`~ragwright.stores.base.JobQueue`."""
 
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
 
-    def enqueue(
+    def put(
         self,
-        sources: Source | str | Path | Iterable[Source | str | Path],
+        items: Iterable[SourceItem],
         *,
-        tenant: str = DEFAULT_TENANT,
+        tenant: str,
         acl: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> int:
-        """Queue every document of *sources*; returns how many jobs were added.
+        """Queue *items* (each read once, stored compressed); returns how many jobs were added.
 
         A document already waiting in the queue with the same content is not queued twice.
         """
-        from ragwright.rag import _resolve_sources
-
         meta = pg_json(normalize_metadata(metadata))
         acl_list = None if acl is None else list(acl)
         added = 0
-        for source in _resolve_sources(sources):
-            batch: list[tuple[Any, ...]] = []
-            for item in source.items():
-                batch.append(_job_row(item, tenant, acl_list, meta))
-                if len(batch) >= 200:
-                    added += self._insert(batch)
-                    batch = []
-            added += self._insert(batch)
-        log.info("jobs_enqueued: %d", added)
-        return added
+        batch: list[tuple[Any, ...]] = []
+        for item in items:
+            batch.append(_job_row(item, tenant, acl_list, meta))
+            if len(batch) >= 200:
+                added += self._insert(batch)
+                batch = []
+        return added + self._insert(batch)
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> int:
         if not rows:
@@ -203,139 +172,3 @@ def _job(row: Any) -> Job:
 
     item = SourceItem(doc_id, uri, load, name_hint=hint, fingerprint=fingerprint or None, metadata=dict(item_meta))
     return Job(job_id, item, tenant, None if acl is None else tuple(acl), dict(meta), attempts)
-
-
-@dataclass
-class _Items:
-    """A claimed batch as a :class:`Source` (no root: the queue never reconciles deletions)."""
-
-    items_: list[SourceItem]
-
-    @property
-    def root(self) -> str | None:
-        return None
-
-    def items(self) -> Iterator[SourceItem]:
-        return iter(self.items_)
-
-    def __len__(self) -> int:
-        return len(self.items_)
-
-
-@dataclass
-class WorkerReport:
-    """What one worker did."""
-
-    worker: str
-    jobs_done: int = 0
-    jobs_failed: int = 0
-    batches: int = 0
-    ingest: IngestReport = field(default_factory=IngestReport)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "worker": self.worker,
-            "jobs_done": self.jobs_done,
-            "jobs_failed": self.jobs_failed,
-            "batches": self.batches,
-            "ingest": self.ingest.to_dict(),
-        }
-
-
-class Worker:
-    """Drains the queue into the store through a :class:`~ragwright.rag.Rag` (its embedder and chunker)."""
-
-    def __init__(
-        self,
-        rag: Rag,
-        *,
-        worker_id: str | None = None,
-        batch_size: int = 8,
-        lease_seconds: float = 120.0,
-        poll_seconds: float = 1.0,
-        max_attempts: int = 5,
-    ) -> None:
-        from ragwright.stores.postgres.store import PostgresStore
-
-        if not isinstance(rag.store, PostgresStore):
-            raise ConfigError("a queue worker needs a Rag over a PostgresStore (Rag.open('postgresql://…'))")
-        check_int("batch_size", batch_size, minimum=1)
-        check_float("lease_seconds", lease_seconds, lo=1.0)
-        check_float("poll_seconds", poll_seconds, lo=0.01)
-        check_int("max_attempts", max_attempts, minimum=1)
-        self.rag, self.queue = rag, IngestQueue(rag.store)
-        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
-        self.batch_size, self.lease_seconds = batch_size, lease_seconds
-        self.poll_seconds, self.max_attempts = poll_seconds, max_attempts
-
-    def run(self, *, until_empty: bool = True, stop: threading.Event | None = None) -> WorkerReport:
-        """Process batches until the queue is drained (``until_empty``) or *stop* is set."""
-        stop = stop or threading.Event()
-        report = WorkerReport(self.worker_id)
-        while not stop.is_set():
-            jobs = self.queue.claim(self.worker_id, self.batch_size, self.lease_seconds)
-            if not jobs:
-                if until_empty and self.queue.pending() == 0:
-                    break
-                stop.wait(self.poll_seconds)  # others' leases may still expire: keep polling
-                continue
-            report.batches += 1
-            exhausted = {
-                j.job_id: f"gave up after {j.attempts - 1} attempts" for j in jobs if j.attempts > self.max_attempts
-            }
-            if exhausted:
-                self.queue.finish(self.worker_id, exhausted, status="failed")
-                report.jobs_failed += len(exhausted)
-            live = [j for j in jobs if j.job_id not in exhausted]
-            if live:
-                report.ingest.add(self._process(live, report))
-        return report
-
-    def _process(self, jobs: list[Job], report: WorkerReport) -> IngestReport:
-        done = threading.Event()
-        ids = [j.job_id for j in jobs]
-        heartbeat = threading.Thread(target=self._heartbeat, args=(ids, done), name="ragwright-lease", daemon=True)
-        heartbeat.start()
-        total = IngestReport()
-        try:
-            groups: dict[str, list[Job]] = {}
-            for job in jobs:
-                key = json.dumps([job.tenant, job.acl, job.metadata], sort_keys=True, default=str)
-                groups.setdefault(key, []).append(job)
-            for group in groups.values():
-                first = group[0]
-                part = self.rag.ingestion.run(
-                    _Items([j.item for j in group]),
-                    tenant=first.tenant,
-                    acl=None if first.acl is None else list(first.acl),
-                    metadata=first.metadata,
-                )
-                total.add(part)
-        except (RagwrightError, OSError) as exc:
-            log.warning("worker_batch_failed: %s: %s (jobs go back to the queue)", self.worker_id, exc)
-            self.queue.release(self.worker_id, ids, str(exc))
-            return total
-        finally:
-            done.set()
-            heartbeat.join()
-        failures = {f.document: f.reason for f in total.failed}
-        self.queue.finish(self.worker_id, {j.job_id: failures.get(j.item.document_id) for j in jobs})
-        report.jobs_done += len(jobs)
-        return total
-
-    def _heartbeat(self, job_ids: list[int], done: threading.Event) -> None:
-        while not done.wait(self.lease_seconds / 3):
-            try:
-                self.queue.renew(self.worker_id, job_ids, self.lease_seconds)
-            except Exception as exc:  # the batch goes on; at worst the lease expires and a peer redoes it
-                log.warning("lease_renew_failed: %s: %s", self.worker_id, exc)
-
-
-def wait_for_queue(queue: IngestQueue, timeout: float, poll: float = 0.2) -> bool:
-    """Block until the queue has nothing pending (``True``) or *timeout* seconds pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if queue.pending() == 0:
-            return True
-        time.sleep(poll)
-    return queue.pending() == 0

@@ -33,6 +33,13 @@ from ragwright.retrieve.fusion import rrf
 
 _WORDS = re.compile(r"[\w'’&+\-.]+")
 _PER_HOP = 32
+# Tuned on HotpotQA's tune split (benchmarks/graph_multihop.py; RESULTS.md "GraphRAG on multi-hop"):
+SINGLE_WORD_NGRAMS = False  # one-word n-grams written in lowercase ("series", "father") seed too
+HYBRID_ENTRY_CHUNKS = 3  # the best hybrid chunks whose entities enter the graph
+HYBRID_ENTRY_WEIGHT = 0.5  # ... at this weight
+OPENING_BOOST = 6.0  # a chunk that opens with a reached entity (is about it) counts this many times
+SEED_EVIDENCE = 0.5  # the question's own entities' weight as evidence (hybrid already finds their chunks)
+_OPENING = 4  # "opens with": the mention starts within this many characters of the chunk's start
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +92,14 @@ class Resolver:
         return {canonical, *self._members.get(canonical, ())}
 
 
+def query_found(query: str, extractor: Extractor) -> list[str]:
+    """The entity keys the extractor itself finds in the question."""
+    return [m.key for x in extractor.extract([ChunkText("query", query)]) for m in x.mentions]
+
+
 def query_keys(query: str, extractor: Extractor) -> list[str]:
     """Candidate entity keys of a question: what the extractor finds, then its n-grams (longest first)."""
-    found = [m.key for x in extractor.extract([ChunkText("query", query)]) for m in x.mentions]
+    found = query_found(query, extractor)
     words = _WORDS.findall(query)
     grams = [entity_key(" ".join(words[i : i + n])) for n in range(5, 0, -1) for i in range(len(words) - n + 1)]
     return list(dict.fromkeys(k for k in [*found, *grams] if len(k) > 2))
@@ -112,18 +124,22 @@ def local_search(
     present = {resolver.canonical(r[2]) for r in rows}
     weights: dict[str, float] = {}
     hop_of: dict[str, int] = {}
+    common = set() if SINGLE_WORD_NGRAMS else {entity_key(w) for w in _WORDS.findall(query) if w[:1].islower()}
+    common -= {*query_found(query, extractor), entity_key(query)}
     for c in candidates:
+        if c in common:
+            continue  # a lowercase word of the question ("series", "father") that names something somewhere
         canon = resolver.canonical(c)
         if canon in present and canon not in weights and len(weights) < options.max_seeds:
             if any(canon in w.split() or w in canon.split() for w in weights) and len(canon.split()) == 1:
                 continue  # a word of a seed already taken ("gap" of "big stone gap")
             weights[canon], hop_of[canon] = 1.0, 0
-    for r in hybrid[:3]:
+    for r in hybrid[:HYBRID_ENTRY_CHUNKS]:
         names = r.chunk.metadata.get("entities")
         for name in names if isinstance(names, list) else []:
             canon = resolver.canonical(entity_key(str(name)))
             if canon not in weights:
-                weights[canon], hop_of[canon] = 0.5, 0
+                weights[canon], hop_of[canon] = HYBRID_ENTRY_WEIGHT, 0
     # 2. hops
     frontier = dict(weights)
     relation_chunks: defaultdict[str, float] = defaultdict(float)
@@ -155,13 +171,19 @@ def local_search(
     keys = sorted({k for e in weights for k in resolver.keys(e)})
     mentions = tables.mentions(security, keys)
     per_entity: dict[str, set[str]] = defaultdict(set)
-    for chunk_id, _doc, key, *_ in mentions:
-        per_entity[resolver.canonical(key)].add(chunk_id)
+    opens: set[tuple[str, str]] = set()
+    for chunk_id, _doc, key, _surface, _type, start, *_ in mentions:
+        canon = resolver.canonical(key)
+        per_entity[canon].add(chunk_id)
+        if int(start) <= _OPENING:
+            opens.add((canon, chunk_id))
     scores: defaultdict[str, float] = defaultdict(float, relation_chunks)
     for entity, chunk_ids in per_entity.items():
         idf = 1.0 / math.log2(1 + len(chunk_ids))
         for cid in chunk_ids:
-            scores[cid] += weights.get(entity, 0.0) * idf
+            boost = OPENING_BOOST if (entity, cid) in opens else 1.0
+            seed = SEED_EVIDENCE if hop_of.get(entity) == 0 and weights.get(entity) == 1.0 else 1.0
+            scores[cid] += weights.get(entity, 0.0) * idf * boost * seed
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: options.top_k * 3]
     visible = view.chunks(cid for cid, _ in ranked)
     graph_ranking = [(cid, s) for cid, s in ranked if cid in visible][: options.top_k]

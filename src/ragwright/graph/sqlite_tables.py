@@ -189,15 +189,18 @@ class SqliteGraphTables:
     def relations(self, tenant_sql: tuple[str, list[Any]], keys: Sequence[str] | None = None) -> list[Row]:
         """``(chunk_id, document_id, source, target, type, start, end)`` touching *keys* (all when None)."""
         where, params = tenant_sql[0], list(tenant_sql[1])
-        if keys is not None:
-            if not keys:
-                return []
-            marks = ",".join("?" for _ in keys)
-            where += f" AND (source IN ({marks}) OR target IN ({marks}))"
-            params += list(keys) + list(keys)
-        return self._rows(
-            f"SELECT chunk_id, document_id, source, target, type, start, end FROM graph_relations WHERE {where}", params
+        select = "SELECT chunk_id, document_id, source, target, type, start, end FROM graph_relations WHERE"
+        if keys is None:
+            return self._rows(f"{select} {where}", params)
+        if not keys:
+            return []
+        # one indexed query per column: "source IN … OR target IN …" makes SQLite scan the tenant's rows
+        marks = ",".join("?" for _ in keys)
+        by_source = self._rows(f"{select} {where} AND source IN ({marks})", [*params, *keys])
+        by_target = self._rows(
+            f"{select} {where} AND target IN ({marks}) AND source NOT IN ({marks})", [*params, *keys, *keys]
         )
+        return by_source + by_target
 
     def aliases(self, tenant_sql: tuple[str, list[Any]]) -> dict[str, str]:
         """``alias -> key`` of the aliases passing the predicate (acronyms carry their document's access;

@@ -79,7 +79,7 @@ def test_rag_options_forward_retrieval_fields() -> None:
 def test_inactive_options_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert RetrievalOptions().inactive_requests() == []
     assert "use_crag" not in NOT_YET_ACTIVE  # corrective RAG is active (issue 11)
-    monkeypatch.setattr("ragwright.options.NOT_YET_ACTIVE", frozenset({"use_crag"}))
+    monkeypatch.setattr("ragwright.retrieve.options.NOT_YET_ACTIVE", frozenset({"use_crag"}))  # its home
     assert RetrievalOptions(use_hybrid_search=True, use_mmr=True, use_crag=True).inactive_requests() == ["use_crag"]
 
 

@@ -102,7 +102,7 @@ def test_invalid_overrides_and_queries_are_refused(rag: Rag) -> None:
 
 
 def test_inactive_option_is_logged(rag: Rag, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ragwright.options.NOT_YET_ACTIVE", frozenset({"use_crag"}))  # the mechanism, not the list
+    monkeypatch.setattr("ragwright.retrieve.options.NOT_YET_ACTIVE", frozenset({"use_crag"}))  # the mechanism
     with caplog.at_level(logging.WARNING, logger="ragwright"):
         rag.search("refund", use_crag=True)
     assert any("option_not_active" in r.message and "use_crag" in r.message for r in caplog.records)

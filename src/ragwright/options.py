@@ -1,4 +1,12 @@
-"""Typed, frozen options with the seeds' defaults, validated on construction.
+"""Every option class, re-exported from beside its stage, plus the answer options of ``ask``.
+
+Retrieval's options live in :mod:`ragwright.retrieve.options` (composed: search arms,
+post-processing, transform and strategy switches; the flat seed names kept), the transforms' and
+strategies' beside them, the cache's in :mod:`ragwright.cache.options`, the validation toolkit in
+:mod:`ragwright._validate` (the bottom layer). Code inside the package imports each from its home;
+this module is the public place to import them from.
+
+Typed, frozen options with the seeds' defaults, validated on construction.
 
 A bad value raises :class:`~ragwright.errors.ConfigError` naming the field, the value and the
 accepted range, at configuration time, never in the middle of a query. Unknown keys given through
@@ -13,18 +21,100 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from ragwright import _validate
 from ragwright.errors import ConfigError
-from ragwright.model.filters import Filter, FilterLike, as_filter
-from ragwright.model.specs import Spec
+from ragwright.model.filters import FilterLike
 
-CragFallbackMode = Literal["replace", "append"]
-FusionMethod = Literal["convex", "rrf", "weighted"]
-ParentMode = Literal["swap", "auto_merge"]
-CompressionMode = Literal["embedding", "llm"]
-ScoreNormalization = Literal["minmax", "zscore"]
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "FLAT_FIELDS",
+    "NOT_YET_ACTIVE",
+    "PRESETS",
+    "AdaptiveOptions",
+    "AllowedField",
+    "AnswerMode",
+    "CacheOptions",
+    "ChunkingOptions",
+    "CompressionMode",
+    "CragFallbackMode",
+    "CragOptions",
+    "DeepResearchOptions",
+    "EnsembleOptions",
+    "FeedbackOptions",
+    "FlatRetrievalFields",
+    "FusionMethod",
+    "HydeOptions",
+    "IngestOptions",
+    "MultiQueryOptions",
+    "OptionsBase",
+    "ParentMode",
+    "ParentOptions",
+    "ParseOptions",
+    "PostprocessOptions",
+    "RagOptions",
+    "RagOverrides",
+    "RetrievalOptions",
+    "RetrievalOverrides",
+    "RewriteOptions",
+    "ScoreNormalization",
+    "SearchOptions",
+    "SelfQueryOptions",
+    "StrategyOptions",
+    "StrategySwitches",
+    "TagRetrievalOptions",
+    "TimeWeightedOptions",
+    "TransformOptions",
+    "TransformSwitches",
+    "check_bool",
+    "check_choice",
+    "check_float",
+    "check_int",
+]
+
+# Retrieval's options live beside retrieval (ragwright.retrieve.options); re-exported here on first use,
+# so this module stays in its layer (nothing above it loads with it).
+_RETRIEVAL_OPTIONS: Final = (
+    "DEFAULT_WEIGHTS",
+    "FLAT_FIELDS",
+    "NOT_YET_ACTIVE",
+    "PRESETS",
+    "CompressionMode",
+    "CragFallbackMode",
+    "EnsembleOptions",
+    "FeedbackOptions",
+    "FlatRetrievalFields",
+    "FusionMethod",
+    "ParentMode",
+    "PostprocessOptions",
+    "RetrievalOptions",
+    "RetrievalOverrides",
+    "ScoreNormalization",
+    "SearchOptions",
+    "StrategySwitches",
+    "TransformSwitches",
+)
+if TYPE_CHECKING:
+    from ragwright.retrieve.options import DEFAULT_WEIGHTS as DEFAULT_WEIGHTS
+    from ragwright.retrieve.options import FLAT_FIELDS as FLAT_FIELDS
+    from ragwright.retrieve.options import NOT_YET_ACTIVE as NOT_YET_ACTIVE
+    from ragwright.retrieve.options import PRESETS as PRESETS
+    from ragwright.retrieve.options import CompressionMode as CompressionMode
+    from ragwright.retrieve.options import CragFallbackMode as CragFallbackMode
+    from ragwright.retrieve.options import EnsembleOptions as EnsembleOptions
+    from ragwright.retrieve.options import FeedbackOptions as FeedbackOptions
+    from ragwright.retrieve.options import FlatRetrievalFields as FlatRetrievalFields
+    from ragwright.retrieve.options import FusionMethod as FusionMethod
+    from ragwright.retrieve.options import ParentMode as ParentMode
+    from ragwright.retrieve.options import PostprocessOptions as PostprocessOptions
+    from ragwright.retrieve.options import RetrievalOptions as RetrievalOptions
+    from ragwright.retrieve.options import RetrievalOverrides as RetrievalOverrides
+    from ragwright.retrieve.options import ScoreNormalization as ScoreNormalization
+    from ragwright.retrieve.options import SearchOptions as SearchOptions
+    from ragwright.retrieve.options import StrategySwitches as StrategySwitches
+    from ragwright.retrieve.options import TransformSwitches as TransformSwitches
+
 AnswerMode = Literal["extractive", "llm"]
 
 # The validation toolkit lives in the bottom layer (ragwright._validate); these names stay for callers.
@@ -37,259 +127,6 @@ check_int, check_float, check_bool, check_choice = (
     _validate.check_choice,
 )
 _is_int = _validate._is_int
-
-#: Options accepted now whose stage arrives with a later release; see the module docstring.
-NOT_YET_ACTIVE: Final[frozenset[str]] = frozenset()
-
-
-#: Arm weights of each fusion method when none are given. ``convex`` was chosen by leave-one-collection-out
-#: over SciFact, Cranfield, CISI, MED and NPL (``benchmarks/retrieval_beir.py``): 0.7 / 0.3 won on the
-#: other four for every held-out collection. The sparse arm's weight is the keyword arm's.
-DEFAULT_WEIGHTS: Final[dict[str, dict[str, float]]] = {
-    "convex": {"dense": 0.7, "bm25": 0.3, "sparse": 0.3},
-    "rrf": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
-    "weighted": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
-}
-
-
-@dataclass(frozen=True)
-class EnsembleOptions(_OptionsBase):
-    """How the arms of hybrid search are fused (seed 000 ``EnsembleOptions``, seed 003 §10).
-
-    ``method="convex"`` (the default): a convex combination of the arms' scores, each on a known scale —
-    the dense arm's cosine as it is, the keyword and sparse arms' scores divided by the query's best
-    (Bruch, Gai, Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"). A chunk one arm did
-    not return gets that arm's exact cosine when the store has its vector, else the lowest score the arm
-    returned. Because the keyword score is relative to the query's best match, a decisive exact match
-    (a rare code, an identifier) keeps the full keyword weight while its near-duplicates fall away: the
-    fusion adapts per query. Measured against RRF on five collections: +0.005 to +0.025 nDCG@10, and
-    the right record first for every identifier query where RRF manages 72 %.
-    ``method="rrf"``: weighted reciprocal rank fusion, ``Σ weight / (rrf_k + rank)`` (Cormack, Clarke,
-    Büttcher 2009), the seed's fusion. ``method="weighted"``: each arm's scores normalised per query
-    (``minmax`` or ``zscore``) and summed with the weights.
-    Weights left ``None`` take the method's defaults (:data:`DEFAULT_WEIGHTS`). ``candidates`` is how
-    many hits each arm contributes (default ``max(50, 2 × top_k)``). Supplying ensemble options always
-    keeps the client-side fusion path.
-    """
-
-    dense_weight: float | None = None
-    bm25_weight: float | None = None
-    sparse_weight: float | None = None
-    rrf_k: int = 60
-    method: FusionMethod = "convex"
-    normalization: ScoreNormalization = "minmax"
-    candidates: int | None = None
-
-    def __post_init__(self) -> None:
-        check_choice("method", self.method, ("convex", "rrf", "weighted"))
-        for name in ("dense_weight", "bm25_weight", "sparse_weight"):
-            check_float(name, getattr(self, name), lo=0.0, optional=True)
-        if sum(self.weight(arm) for arm in ("dense", "bm25", "sparse")) <= 0:
-            raise ConfigError("at least one ensemble weight must be > 0 (dense_weight, bm25_weight, sparse_weight)")
-        check_int("rrf_k", self.rrf_k, minimum=1)
-        check_choice("normalization", self.normalization, ("minmax", "zscore"))
-        check_int("candidates", self.candidates, minimum=1, optional=True)
-
-    def weight(self, arm: str) -> float:
-        """The weight of *arm* (``dense``, ``bm25``, ``sparse``): the given one, else the method's default."""
-        given: float | None = {"dense": self.dense_weight, "bm25": self.bm25_weight, "sparse": self.sparse_weight}[arm]
-        return float(given) if given is not None else DEFAULT_WEIGHTS[self.method][arm]
-
-
-@dataclass(frozen=True)
-class FeedbackOptions(_OptionsBase):
-    """Pseudo-relevance feedback (seed 003 §9): retrieve once, learn from the best results, retrieve again.
-
-    ``rm3``: the keyword arm's query gains the ``terms`` most likely terms of the top ``documents``
-    results (RM3: Abdul-Jaleel et al. 2004), weighted ``rm3_weight`` against the original terms.
-    ``rocchio``: the dense arm's query vector moves towards the mean of those results' vectors by
-    ``rocchio_beta`` (Rocchio 1971). The arms that changed run again and everything is fused as before.
-    ``FeedbackOptions()`` is Rocchio alone, which hybrid search uses by default (:data:`PRESETS`):
-    chosen leave-one-collection-out on five collections (for every held-out collection, the other four
-    chose it), +0.006 nDCG@10 over all their queries (paired 95 % CI [+0.001, +0.011]) for one more dense
-    search. RM3 (``rm3=True``) is an option: it helps Cranfield and hurts SciFact and NPL.
-    """
-
-    rm3: bool = False
-    rocchio: bool = True
-    documents: int = 3
-    terms: int = 10
-    rm3_weight: float = 0.3
-    rocchio_beta: float = 0.5
-
-    def __post_init__(self) -> None:
-        check_bool("rm3", self.rm3)
-        check_bool("rocchio", self.rocchio)
-        if not (self.rm3 or self.rocchio):
-            raise ConfigError("FeedbackOptions needs rm3 or rocchio (or both); use feedback=None for none")
-        check_int("documents", self.documents, minimum=1)
-        check_int("terms", self.terms, minimum=1)
-        check_float("rm3_weight", self.rm3_weight, lo=0.0, hi=1.0)
-        check_float("rocchio_beta", self.rocchio_beta, lo=0.0)
-
-
-#: The retrieval modes by name: what ``ragwright search --mode``, ``ragwright eval --config`` and the
-#: server's ``mode`` mean, as option overrides. ``hybrid`` is the default of the ``Rag`` facade, the CLI
-#: and the server (seed 000's ``RetrievalOptions()`` stays pure dense search): dense + BM25 fused by a
-#: convex combination, with Rocchio feedback — each part chosen by measurement (``benchmarks/RESULTS.md``).
-PRESETS: Final[dict[str, dict[str, Any]]] = {
-    "hybrid": {"use_hybrid_search": True, "feedback": FeedbackOptions()},
-    "dense": {"use_hybrid_search": False},
-    "bm25": {"use_dense_search": False, "use_keyword_search": True},
-}
-
-
-def _check_metadata_filter(value: Any) -> Filter | None:
-    try:
-        return as_filter(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError.invalid("metadata_filter", value, f"a mapping of typed values or a filter ({exc})") from exc
-
-
-@dataclass(frozen=True)
-class RetrievalOptions(_OptionsBase):
-    """Options of one retrieval call (seed 000 ``RetrievalOptions``). All optional.
-
-    With no options: five results, pure semantic search, no score floor.
-    ``use_hyde``, ``use_multi_query``, ``use_parent_document`` and ``use_reranking`` are per-call
-    switches for stages that must also be *configured* (a generator, a reranker …); they default to
-    on, as in the seed, and do nothing when the stage is not configured. ``use_query_rewrite`` and
-    ``use_self_query`` switch on the configured rewriting and self-query transforms (off by default).
-    """
-
-    top_k: int = 5
-    max_context_tokens: int | None = None
-    min_score: float = 0.0
-    metadata_filter: FilterLike = None
-    filter: Spec | None = None
-    use_hybrid_search: bool = False
-    use_sparse_search: bool | None = None
-    use_lost_in_the_middle_reordering: bool = False
-    use_redundancy_filter: bool = False
-    redundancy_threshold: float = 0.95
-    use_mmr: bool = False
-    mmr_lambda: float = 0.5
-    mmr_candidate_count: int | None = None
-    use_hyde: bool = True
-    use_multi_query: bool = True
-    use_query_rewrite: bool = False
-    use_self_query: bool = False
-    use_parent_document: bool = True
-    use_reranking: bool = True
-    use_cache_embedding: bool = True
-    use_cache_result: bool = True
-    candidate_count: int | None = None
-    use_adaptive_retrieval: bool = False
-    use_crag: bool = False
-    crag_score_threshold: float = 0.5
-    crag_fallback_mode: CragFallbackMode = "replace"
-    use_tag_retrieval: bool = True
-    use_time_weighting: bool = True
-    use_dense_search: bool = True
-    use_keyword_search: bool | None = None
-    ensemble: EnsembleOptions | None = None
-    feedback: FeedbackOptions | None = None
-    neighbour_window: int = 0
-    parent_mode: ParentMode = "swap"
-    auto_merge_ratio: float = 0.5
-    rerank_min_score: float | None = None
-    use_sentence_window: bool = True
-    use_compression: bool = False
-    compression: CompressionMode = "embedding"
-    compression_min_similarity: float = 0.35
-    compression_max_sentences: int | None = None
-
-    def __post_init__(self) -> None:
-        check_int("top_k", self.top_k, minimum=1)
-        check_float("rerank_min_score", self.rerank_min_score, optional=True)
-        check_bool("use_sentence_window", self.use_sentence_window)
-        check_bool("use_compression", self.use_compression)
-        check_choice("compression", self.compression, ("embedding", "llm"))
-        check_float("compression_min_similarity", self.compression_min_similarity, lo=-1.0, hi=1.0)
-        check_int("compression_max_sentences", self.compression_max_sentences, minimum=1, optional=True)
-        check_int("max_context_tokens", self.max_context_tokens, minimum=1, optional=True)
-        check_float("min_score", self.min_score, lo=0.0)
-        object.__setattr__(self, "metadata_filter", _check_metadata_filter(self.metadata_filter))
-        if self.filter is not None and not isinstance(self.filter, Spec):
-            raise ConfigError.invalid("filter", self.filter, "a ragwright.Spec (MinScoreSpec, HasTagSpec …) or None")
-        for name in (
-            "use_hybrid_search",
-            "use_lost_in_the_middle_reordering",
-            "use_redundancy_filter",
-            "use_mmr",
-            "use_hyde",
-            "use_multi_query",
-            "use_query_rewrite",
-            "use_self_query",
-            "use_parent_document",
-            "use_reranking",
-            "use_cache_embedding",
-            "use_cache_result",
-            "use_adaptive_retrieval",
-            "use_crag",
-            "use_tag_retrieval",
-            "use_time_weighting",
-            "use_dense_search",
-        ):
-            check_bool(name, getattr(self, name))
-        check_bool("use_sparse_search", self.use_sparse_search, optional=True)
-        check_bool("use_keyword_search", self.use_keyword_search, optional=True)
-        check_int("neighbour_window", self.neighbour_window, minimum=0)
-        check_choice("parent_mode", self.parent_mode, ("swap", "auto_merge"))
-        check_float("auto_merge_ratio", self.auto_merge_ratio, lo=0.0, hi=1.0, lo_open=True)
-        if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
-            raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
-        if self.feedback is not None and not isinstance(self.feedback, FeedbackOptions):
-            raise ConfigError.invalid("feedback", self.feedback, "a FeedbackOptions or None")
-        if not self.arms:
-            raise ConfigError(
-                "no search arm is active: use_dense_search=False needs use_hybrid_search=True "
-                "or use_keyword_search=True"
-            )
-        check_float("redundancy_threshold", self.redundancy_threshold, lo=0.0, hi=1.0, lo_open=True)
-        check_float("mmr_lambda", self.mmr_lambda, lo=0.0, hi=1.0)
-        check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=self.top_k, optional=True)
-        check_int("candidate_count", self.candidate_count, minimum=self.top_k, optional=True)
-        check_float("crag_score_threshold", self.crag_score_threshold, lo=0.0, hi=1.0)
-        check_choice("crag_fallback_mode", self.crag_fallback_mode, ("replace", "append"))
-
-    @property
-    def keyword_active(self) -> bool:
-        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
-        return self.use_keyword_search if self.use_keyword_search is not None else self.use_hybrid_search
-
-    @property
-    def arms(self) -> tuple[str, ...]:
-        """The search arms this call runs, in a fixed order."""
-        switches = (("dense", self.use_dense_search), ("bm25", self.keyword_active), ("sparse", self.sparse_active))
-        return tuple(name for name, on in switches if on)
-
-    @property
-    def sparse_active(self) -> bool:
-        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (seed 000: ``True`` without
-        hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
-        return self.use_hybrid_search and self.use_sparse_search is not False
-
-    @property
-    def arm_candidates(self) -> int:
-        """Hits each arm contributes to fusion."""
-        if self.ensemble is not None and self.ensemble.candidates is not None:
-            return max(self.ensemble.candidates, self.top_k)
-        return max(50, 2 * self.top_k)
-
-    @property
-    def effective_candidate_count(self) -> int:
-        """How many candidates to over-fetch when a reranker runs: ``candidate_count`` or top_k × 3."""
-        return self.candidate_count if self.candidate_count is not None else self.top_k * 3
-
-    def inactive_requests(self) -> list[str]:
-        """Options set to a non-default value whose stage is not active yet."""
-        defaults = RetrievalOptions()
-        return sorted(
-            name
-            for name in NOT_YET_ACTIVE
-            if name in self.field_names() and getattr(self, name) != getattr(defaults, name)
-        )
 
 
 def _check_history(value: Any) -> tuple[Any, ...]:
@@ -386,27 +223,52 @@ class RagOptions(_OptionsBase):
         check_choice("answerability", self.answerability, ("model", "off"))
         check_float("answerability_threshold", self.answerability_threshold, lo=0.0, hi=1.0, optional=True)
 
+    @classmethod
+    def retrieval_fields(cls) -> tuple[str, ...]:
+        """The fields an ``ask`` shares with :class:`RetrievalOptions` (same names, same rules)."""
+        flat = _retrieval().RetrievalOptions.flat_names()
+        return tuple(n for n in cls.field_names() if n in flat)
+
     def to_retrieval_options(self) -> RetrievalOptions:
         """The retrieval half, forwarded verbatim."""
-        return RetrievalOptions(
-            top_k=self.top_k,
-            min_score=self.min_score,
-            use_hybrid_search=self.use_hybrid_search,
-            use_lost_in_the_middle_reordering=self.use_lost_in_the_middle_reordering,
-            use_redundancy_filter=self.use_redundancy_filter,
-            redundancy_threshold=self.redundancy_threshold,
-            metadata_filter=self.metadata_filter,
-            max_context_tokens=self.max_context_tokens,
-            feedback=self.feedback,
-        )
+        options: RetrievalOptions = _retrieval().RetrievalOptions()
+        return options.merged(**{n: getattr(self, n) for n in self.retrieval_fields()})
 
     def inactive_requests(self) -> list[str]:
         defaults = RagOptions()
         return sorted(
             name
-            for name in NOT_YET_ACTIVE
+            for name in _retrieval().NOT_YET_ACTIVE  # read at call time: one list, in its home
             if name in self.field_names() and getattr(self, name) != getattr(defaults, name)
         )
+
+
+class RagOverrides(TypedDict, total=False):
+    """Per-call overrides of :class:`RagOptions` (``Rag.ask(q, top_k=3, verify_answer=True)``), typed."""
+
+    top_k: int
+    min_score: float
+    use_hybrid_search: bool
+    use_lost_in_the_middle_reordering: bool
+    use_redundancy_filter: bool
+    redundancy_threshold: float
+    metadata_filter: FilterLike
+    max_context_tokens: int | None
+    feedback: FeedbackOptions | None
+    system_prompt: str | None
+    temperature: float | None
+    conversation_history: tuple[Any, ...]
+    send_sources_as_tool_result: bool
+    answer_mode: AnswerMode | None
+    max_answer_tokens: int
+    min_relevance: float | None
+    verify_answer: bool
+    use_corrective_answer: bool
+    extractive_min_similarity: float
+    extractive_relative_floor: float
+    max_answer_sentences: int
+    answerability: Literal["model", "off"]
+    answerability_threshold: float | None
 
 
 @dataclass(frozen=True)
@@ -647,7 +509,15 @@ if TYPE_CHECKING:
     from ragwright.retrieve.strategies.options import TimeWeightedOptions as TimeWeightedOptions
 
 
+def _retrieval() -> Any:
+    from ragwright.retrieve import options
+
+    return options
+
+
 def __getattr__(name: str) -> Any:
+    if name in _RETRIEVAL_OPTIONS:
+        return getattr(_retrieval(), name)
     if name in _TRANSFORM_OPTIONS:
         from ragwright.retrieve.transforms import options as transform_options
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ragwright import rag_telemetry, telemetry
 from ragwright._sync import run_sync, to_thread
@@ -42,7 +42,9 @@ from ragwright.options import (
     IngestOptions,
     ParentOptions,
     RagOptions,
+    RagOverrides,
     RetrievalOptions,
+    RetrievalOverrides,
 )
 from ragwright.postprocess.rerank import Reranker
 from ragwright.rag_admin import RagAdmin
@@ -281,9 +283,15 @@ class Rag(RagAdmin):
 
     # -- retrieval -------------------------------------------------------------------------------------
     async def asearch(
-        self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        query: str,
+        options: RetrievalOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RetrievalOverrides],
     ) -> list[SearchResult]:
-        """Retrieve the best chunks for *query*; per-call *overrides* are validated like options."""
+        """Retrieve the best chunks for *query*; per-call *overrides* (any :class:`RetrievalOptions` name,
+        typed by :class:`~ragwright.options.RetrievalOverrides`) are validated like options."""
         opts = (
             (options or self.retrieval_options).merged(**overrides)
             if overrides
@@ -293,7 +301,12 @@ class Rag(RagAdmin):
         return outcome.as_results()  # a list carrying the typed outcome (.outcome) and its flat view
 
     def search(
-        self, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        query: str,
+        options: RetrievalOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RetrievalOverrides],
     ) -> list[SearchResult]:
         return run_sync(self.asearch(query, options, identity=identity, **overrides))
 
@@ -302,7 +315,12 @@ class Rag(RagAdmin):
 
     # -- answers ---------------------------------------------------------------------------------------
     async def aask(
-        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        question: str,
+        options: RagOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RagOverrides],
     ) -> RagResponse:
         """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline.
 
@@ -342,19 +360,34 @@ class Rag(RagAdmin):
         return outcome.response
 
     def ask(
-        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        question: str,
+        options: RagOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RagOverrides],
     ) -> RagResponse:
         return run_sync(self.aask(question, options, identity=identity, **overrides))
 
     def ask_stream(
-        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        question: str,
+        options: RagOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RagOverrides],
     ) -> AnswerStream:
         """Like :meth:`ask`, streamed: iterate for ``str`` deltas, then read ``.response`` (whose answer
         is the concatenated deltas). Retrieval runs now; the model is called as the stream is read."""
         return run_sync(self._start_answer(question, options, identity, overrides, streaming=True))
 
     def aask_stream(
-        self, question: str, options: RagOptions | None = None, *, identity: Identity | None = None, **overrides: Any
+        self,
+        question: str,
+        options: RagOptions | None = None,
+        *,
+        identity: Identity | None = None,
+        **overrides: Unpack[RagOverrides],
     ) -> AsyncAnswerStream:
         """The async :meth:`ask_stream`: ``async for delta in rag.aask_stream(q)`` then ``.response``.
 
@@ -432,8 +465,7 @@ class Rag(RagAdmin):
         """The retrieval options of an ask: the Rag's retrieval settings (rerank, transforms, strategy
         switches …) with the fields RagOptions shares with them taken from *opts*."""
         given = opts.to_retrieval_options()
-        shared = [n for n in RagOptions.field_names() if n in RetrievalOptions.field_names()]
-        return self.retrieval_options.merged(**{n: getattr(given, n) for n in shared})
+        return self.retrieval_options.merged(**{n: getattr(given, n) for n in RagOptions.retrieval_fields()})
 
     def close(self) -> None:
         for retired in self._retired.values():

@@ -157,20 +157,23 @@ def to_plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            if f.name in SECRET or f.name in NOT_CONFIGURABLE.get(cls, frozenset()):
+        # a composed class (RetrievalOptions) is written under its flat names, as the file sets them
+        flat = getattr(cls, "flat_names", None)
+        names = flat() if callable(flat) else [f.name for f in dataclasses.fields(value)]
+        for name in names:
+            if name in SECRET or name in NOT_CONFIGURABLE.get(cls, frozenset()):
                 continue
-            item = getattr(value, f.name)
-            if f.name == "metadata_filter":
-                out[f.name] = filter_to_plain(item)
-            elif item is None and f.name in NESTED.get(cls, {}):
-                out[f.name] = False
-            elif cls is SelfQueryOptions and f.name == "fields":
-                out[f.name] = {name: to_plain(spec) for name, spec in item}
-            elif cls is RewriteOptions and f.name == "glossary":
-                out[f.name] = dict(item)
+            item = getattr(value, name)
+            if name == "metadata_filter":
+                out[name] = filter_to_plain(item)
+            elif item is None and name in NESTED.get(cls, {}):
+                out[name] = False
+            elif cls is SelfQueryOptions and name == "fields":
+                out[name] = {n: to_plain(spec) for n, spec in item}
+            elif cls is RewriteOptions and name == "glossary":
+                out[name] = dict(item)
             else:
-                out[f.name] = to_plain(item)
+                out[name] = to_plain(item)
         return out
     if isinstance(value, tuple | list):
         return [to_plain(v) for v in value]

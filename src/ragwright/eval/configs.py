@@ -29,7 +29,7 @@ class EvalConfig:
         defaults = RetrievalOptions()
         changed = {
             f: getattr(self.options, f)
-            for f in RetrievalOptions.field_names()
+            for f in RetrievalOptions.flat_names()
             if getattr(self.options, f) != getattr(defaults, f)
             and f not in ("metadata_filter", "filter", "ensemble", "feedback")
         }

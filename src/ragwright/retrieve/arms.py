@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
-from ragwright.options import EnsembleOptions
 from ragwright.retrieve.fusion import Fused, Scale, convex, rrf, weighted_score
+from ragwright.retrieve.options import EnsembleOptions
 from ragwright.stores.base import Hit
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ragwright.errors import RetrievalError
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.options import RetrievalOptions
 from ragwright.stores.base import HybridSearch
 
 __all__ = ["HybridPath", "blocking_settings", "choose_path"]

@@ -35,7 +35,6 @@ from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
-from ragwright.options import EnsembleOptions, RetrievalOptions
 from ragwright.postprocess.budget import apply_budget
 from ragwright.postprocess.compress import EmbeddingCompressor, LlmCompressor, apply_windows
 from ragwright.postprocess.diversity import mmr, redundancy_filter
@@ -46,6 +45,7 @@ from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from
 from ragwright.retrieve.dispatch import choose_path
 from ragwright.retrieve.feedback import rm3_query, rocchio
 from ragwright.retrieve.fusion import Scale
+from ragwright.retrieve.options import EnsembleOptions, RetrievalOptions
 from ragwright.retrieve.phrases import apply_phrases, quoted_phrases
 from ragwright.retrieve.request import RetrievalRequest, StageBase
 from ragwright.retrieve.transforms.options import TransformOptions
@@ -114,10 +114,16 @@ class Retriever(StageBase):
         if lookup is not None and not isinstance(lookup, ChunkLookup):
             raise ConfigError.invalid("lookup", lookup, "a ChunkLookup (get_chunks, get_parents, get_vectors) or None")
         self.store, self.embedder, self.reranker = store, embedder, reranker
-        self.lookup: ChunkLookup | None = lookup if lookup is not None else _lookup_of(store)
+        self._lookup = lookup
         self.llm = llm
         self.transforms = transforms if transforms is not None else TransformOptions()
         self.sparse_encoder = sparse_encoder  # the sparse arm runs only with one (and a SparseSearch store)
+
+    @property
+    def lookup(self) -> ChunkLookup | None:
+        """What reads parents, neighbours and stored vectors: the one given, else the current store
+        when it offers :class:`ChunkLookup` (so a reindex that swaps ``store`` swaps this too)."""
+        return self._lookup if self._lookup is not None else _lookup_of(self.store)
 
     async def retrieve(  # the older call shape, with history and trace
         self,

@@ -26,7 +26,7 @@ from ragwright.model.identity import Identity
 from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import SearchResult
 from ragwright.models.llms.base import Message
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.options import RetrievalOptions
 
 if TYPE_CHECKING:
     from ragwright.retrieve.transforms.plan import RetrievalTrace

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from ragwright.errors import GenerationError
 from ragwright.model.outcome import AdaptiveDecision, RetrievalOutcome
 from ragwright.models.llms.base import ChatModel, parse_json
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.options import RetrievalOptions
 from ragwright.retrieve.strategies.base import (
     RetrievalRequest,
     RetrievalStage,

@@ -24,7 +24,7 @@ from ragwright.cache.keys import CacheScope, Uncacheable, canonical, digest, mak
 from ragwright.cache.options import CacheOptions
 from ragwright.cache.tiered import TieredCache
 from ragwright.model.outcome import RetrievalOutcome
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.options import RetrievalOptions
 from ragwright.retrieve.request import RetrievalRequest, RetrievalStage, RetrieverLike, StageBase, as_stage
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,8 @@ class CachedRetriever(StageBase):
         options, identity = request.options, request.identity
         version = await to_thread(self.index_version)
         try:
-            opts = canonical(options, skip=_PER_CALL_SWITCHES)
+            # under the flat names (the parts' layout is not part of the key), less the per-call switches
+            opts = canonical({k: v for k, v in options.flat().items() if k not in _PER_CALL_SWITCHES})
             filters = digest([opts.get("metadata_filter"), opts.get("filter")])
         except Uncacheable as exc:
             log.debug("cache_bypass: %s", exc)

@@ -22,7 +22,7 @@ from ragwright.cache.tiered import TieredCache
 from ragwright.errors import ConfigError
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel
-from ragwright.options import RetrievalOptions
+from ragwright.retrieve.options import RetrievalOptions
 from ragwright.retrieve.strategies.adaptive import AdaptiveRetriever
 from ragwright.retrieve.strategies.base import RetrievalStage, RetrieverLike, as_stage
 from ragwright.retrieve.strategies.cached import CachedRetriever

@@ -20,8 +20,8 @@ from ragwright.model.filters import Filter, all_of
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
-from ragwright.options import RetrievalOptions
 from ragwright.retrieve.fusion import rrf
+from ragwright.retrieve.options import RetrievalOptions
 from ragwright.retrieve.transforms.hyde import hypothesis_vector
 from ragwright.retrieve.transforms.multi_query import generate_variants
 from ragwright.retrieve.transforms.options import SelfQueryOptions, TransformOptions

@@ -1,0 +1,618 @@
+"""Retrieval options, beside the retrieval stage: one call's :class:`RetrievalOptions`, composed of
+its parts — :class:`SearchOptions` (the arms and their fusion), :class:`PostprocessOptions`
+(diversity, reranking, expansion, compression, budget, order), :class:`TransformSwitches` and
+:class:`StrategySwitches` (which configured transforms, strategies and caches a call uses) — plus
+:data:`PRESETS` (the retrieval modes by name, the only table of them) and the fusion and feedback
+options. :mod:`ragwright.options` re-exports everything here.
+
+The flat names of the seed (``RetrievalOptions(use_mmr=True)``, ``options.use_mmr``,
+``options.merged(top_k=3)``) remain: constructor keywords go to the part that owns them
+(:data:`FLAT_FIELDS`), and each is a read-only property. :class:`RetrievalOverrides` types them for
+per-call overrides (``Rag.search(q, **overrides)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal, TypedDict, Unpack
+
+from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
+from ragwright.errors import ConfigError
+from ragwright.model.filters import Filter, FilterLike, as_filter
+from ragwright.model.specs import Spec
+
+CragFallbackMode = Literal["replace", "append"]
+FusionMethod = Literal["convex", "rrf", "weighted"]
+ParentMode = Literal["swap", "auto_merge"]
+CompressionMode = Literal["embedding", "llm"]
+ScoreNormalization = Literal["minmax", "zscore"]
+
+#: Options accepted now whose stage arrives with a later release: retrieval logs ``option_not_active``
+#: once per option when a call asks for one of them with a non-default value.
+NOT_YET_ACTIVE: Final[frozenset[str]] = frozenset()
+
+
+#: Arm weights of each fusion method when none are given. ``convex`` was chosen by leave-one-collection-out
+#: over SciFact, Cranfield, CISI, MED and NPL (``benchmarks/retrieval_beir.py``): 0.7 / 0.3 won on the
+#: other four for every held-out collection. The sparse arm's weight is the keyword arm's.
+DEFAULT_WEIGHTS: Final[dict[str, dict[str, float]]] = {
+    "convex": {"dense": 0.7, "bm25": 0.3, "sparse": 0.3},
+    "rrf": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
+    "weighted": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
+}
+
+
+@dataclass(frozen=True)
+class EnsembleOptions(OptionsBase):
+    """How the arms of hybrid search are fused (seed 000 ``EnsembleOptions``, seed 003 §10).
+
+    ``method="convex"`` (the default): a convex combination of the arms' scores, each on a known scale —
+    the dense arm's cosine as it is, the keyword and sparse arms' scores divided by the query's best
+    (Bruch, Gai, Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"). A chunk one arm did
+    not return gets that arm's exact cosine when the store has its vector, else the lowest score the arm
+    returned. Because the keyword score is relative to the query's best match, a decisive exact match
+    (a rare code, an identifier) keeps the full keyword weight while its near-duplicates fall away: the
+    fusion adapts per query. Measured against RRF on five collections: +0.005 to +0.025 nDCG@10, and
+    the right record first for every identifier query where RRF manages 72 %.
+    ``method="rrf"``: weighted reciprocal rank fusion, ``Σ weight / (rrf_k + rank)`` (Cormack, Clarke,
+    Büttcher 2009), the seed's fusion. ``method="weighted"``: each arm's scores normalised per query
+    (``minmax`` or ``zscore``) and summed with the weights.
+    Weights left ``None`` take the method's defaults (:data:`DEFAULT_WEIGHTS`). ``candidates`` is how
+    many hits each arm contributes (default ``max(50, 2 × top_k)``). Supplying ensemble options always
+    keeps the client-side fusion path.
+    """
+
+    dense_weight: float | None = None
+    bm25_weight: float | None = None
+    sparse_weight: float | None = None
+    rrf_k: int = 60
+    method: FusionMethod = "convex"
+    normalization: ScoreNormalization = "minmax"
+    candidates: int | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("method", self.method, ("convex", "rrf", "weighted"))
+        for name in ("dense_weight", "bm25_weight", "sparse_weight"):
+            check_float(name, getattr(self, name), lo=0.0, optional=True)
+        if sum(self.weight(arm) for arm in ("dense", "bm25", "sparse")) <= 0:
+            raise ConfigError("at least one ensemble weight must be > 0 (dense_weight, bm25_weight, sparse_weight)")
+        check_int("rrf_k", self.rrf_k, minimum=1)
+        check_choice("normalization", self.normalization, ("minmax", "zscore"))
+        check_int("candidates", self.candidates, minimum=1, optional=True)
+
+    def weight(self, arm: str) -> float:
+        """The weight of *arm* (``dense``, ``bm25``, ``sparse``): the given one, else the method's default."""
+        given: float | None = {"dense": self.dense_weight, "bm25": self.bm25_weight, "sparse": self.sparse_weight}[arm]
+        return float(given) if given is not None else DEFAULT_WEIGHTS[self.method][arm]
+
+
+@dataclass(frozen=True)
+class FeedbackOptions(OptionsBase):
+    """Pseudo-relevance feedback (seed 003 §9): retrieve once, learn from the best results, retrieve again.
+
+    ``rm3``: the keyword arm's query gains the ``terms`` most likely terms of the top ``documents``
+    results (RM3: Abdul-Jaleel et al. 2004), weighted ``rm3_weight`` against the original terms.
+    ``rocchio``: the dense arm's query vector moves towards the mean of those results' vectors by
+    ``rocchio_beta`` (Rocchio 1971). The arms that changed run again and everything is fused as before.
+    ``FeedbackOptions()`` is Rocchio alone, which hybrid search uses by default (:data:`PRESETS`):
+    chosen leave-one-collection-out on five collections (for every held-out collection, the other four
+    chose it), +0.006 nDCG@10 over all their queries (paired 95 % CI [+0.001, +0.011]) for one more dense
+    search. RM3 (``rm3=True``) is an option: it helps Cranfield and hurts SciFact and NPL.
+    """
+
+    rm3: bool = False
+    rocchio: bool = True
+    documents: int = 3
+    terms: int = 10
+    rm3_weight: float = 0.3
+    rocchio_beta: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_bool("rm3", self.rm3)
+        check_bool("rocchio", self.rocchio)
+        if not (self.rm3 or self.rocchio):
+            raise ConfigError("FeedbackOptions needs rm3 or rocchio (or both); use feedback=None for none")
+        check_int("documents", self.documents, minimum=1)
+        check_int("terms", self.terms, minimum=1)
+        check_float("rm3_weight", self.rm3_weight, lo=0.0, hi=1.0)
+        check_float("rocchio_beta", self.rocchio_beta, lo=0.0)
+
+
+#: The retrieval modes by name: what ``ragwright search --mode``, ``ragwright eval --config`` and the
+#: server's ``mode`` mean, as option overrides. ``hybrid`` is the default of the ``Rag`` facade, the CLI
+#: and the server (seed 000's ``RetrievalOptions()`` stays pure dense search): dense + BM25 fused by a
+#: convex combination, with Rocchio feedback — each part chosen by measurement (``benchmarks/RESULTS.md``).
+PRESETS: Final[dict[str, dict[str, Any]]] = {
+    "hybrid": {"use_hybrid_search": True, "feedback": FeedbackOptions()},
+    "dense": {"use_hybrid_search": False},
+    "bm25": {"use_dense_search": False, "use_keyword_search": True},
+}
+
+
+def _check_metadata_filter(value: Any) -> Filter | None:
+    try:
+        return as_filter(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError.invalid("metadata_filter", value, f"a mapping of typed values or a filter ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class SearchOptions(OptionsBase):
+    """The search arms a call runs and how their rankings are fused.
+
+    ``use_dense_search`` (on), ``use_keyword_search`` (BM25: ``None`` follows ``use_hybrid_search``),
+    ``use_hybrid_search`` (dense + BM25, + the sparse arm unless ``use_sparse_search=False``),
+    ``min_score`` (a floor on the dense arm's cosine), ``ensemble`` (fusion), ``feedback``
+    (pseudo-relevance feedback).
+    """
+
+    use_dense_search: bool = True
+    use_keyword_search: bool | None = None
+    use_hybrid_search: bool = False
+    use_sparse_search: bool | None = None
+    min_score: float = 0.0
+    ensemble: EnsembleOptions | None = None
+    feedback: FeedbackOptions | None = None
+
+    def __post_init__(self) -> None:
+        check_bool("use_dense_search", self.use_dense_search)
+        check_bool("use_hybrid_search", self.use_hybrid_search)
+        check_bool("use_sparse_search", self.use_sparse_search, optional=True)
+        check_bool("use_keyword_search", self.use_keyword_search, optional=True)
+        check_float("min_score", self.min_score, lo=0.0)
+        if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
+            raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
+        if self.feedback is not None and not isinstance(self.feedback, FeedbackOptions):
+            raise ConfigError.invalid("feedback", self.feedback, "a FeedbackOptions or None")
+        if not self.arms:
+            raise ConfigError(
+                "no search arm is active: use_dense_search=False needs use_hybrid_search=True "
+                "or use_keyword_search=True"
+            )
+
+    @property
+    def keyword_active(self) -> bool:
+        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
+        return self.use_keyword_search if self.use_keyword_search is not None else self.use_hybrid_search
+
+    @property
+    def sparse_active(self) -> bool:
+        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (seed 000: ``True`` without
+        hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
+        return self.use_hybrid_search and self.use_sparse_search is not False
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        """The search arms this call runs, in a fixed order."""
+        switches = (("dense", self.use_dense_search), ("bm25", self.keyword_active), ("sparse", self.sparse_active))
+        return tuple(name for name, on in switches if on)
+
+
+@dataclass(frozen=True)
+class PostprocessOptions(OptionsBase):
+    """After fusion, in the pipeline's order: redundancy filter → MMR → rerank (over
+    ``candidate_count`` candidates, ``rerank_min_score`` floor) → parents (``parent_mode`` ``swap`` or
+    ``auto_merge`` at ``auto_merge_ratio``) → ``neighbour_window`` neighbours → sentence windows →
+    compression → ``max_context_tokens`` budget → lost-in-the-middle reordering. Counts that must reach
+    ``top_k`` are checked by :class:`RetrievalOptions`, which knows it."""
+
+    use_redundancy_filter: bool = False
+    redundancy_threshold: float = 0.95
+    use_mmr: bool = False
+    mmr_lambda: float = 0.5
+    mmr_candidate_count: int | None = None
+    use_reranking: bool = True
+    candidate_count: int | None = None
+    rerank_min_score: float | None = None
+    use_parent_document: bool = True
+    parent_mode: ParentMode = "swap"
+    auto_merge_ratio: float = 0.5
+    neighbour_window: int = 0
+    use_sentence_window: bool = True
+    use_compression: bool = False
+    compression: CompressionMode = "embedding"
+    compression_min_similarity: float = 0.35
+    compression_max_sentences: int | None = None
+    max_context_tokens: int | None = None
+    use_lost_in_the_middle_reordering: bool = False
+
+    def __post_init__(self) -> None:
+        for name in (
+            "use_redundancy_filter",
+            "use_mmr",
+            "use_reranking",
+            "use_parent_document",
+            "use_sentence_window",
+            "use_compression",
+            "use_lost_in_the_middle_reordering",
+        ):
+            check_bool(name, getattr(self, name))
+        check_float("redundancy_threshold", self.redundancy_threshold, lo=0.0, hi=1.0, lo_open=True)
+        check_float("mmr_lambda", self.mmr_lambda, lo=0.0, hi=1.0)
+        check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=1, optional=True)
+        check_int("candidate_count", self.candidate_count, minimum=1, optional=True)
+        check_float("rerank_min_score", self.rerank_min_score, optional=True)
+        check_choice("parent_mode", self.parent_mode, ("swap", "auto_merge"))
+        check_float("auto_merge_ratio", self.auto_merge_ratio, lo=0.0, hi=1.0, lo_open=True)
+        check_int("neighbour_window", self.neighbour_window, minimum=0)
+        check_choice("compression", self.compression, ("embedding", "llm"))
+        check_float("compression_min_similarity", self.compression_min_similarity, lo=-1.0, hi=1.0)
+        check_int("compression_max_sentences", self.compression_max_sentences, minimum=1, optional=True)
+        check_int("max_context_tokens", self.max_context_tokens, minimum=1, optional=True)
+
+
+@dataclass(frozen=True)
+class TransformSwitches(OptionsBase):
+    """Which configured query transforms a call runs (``use_hyde`` and ``use_multi_query`` default on
+    and do nothing unless configured; rewriting and self-query are off)."""
+
+    use_hyde: bool = True
+    use_multi_query: bool = True
+    use_query_rewrite: bool = False
+    use_self_query: bool = False
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            check_bool(f.name, getattr(self, f.name))
+
+
+@dataclass(frozen=True)
+class StrategySwitches(OptionsBase):
+    """Which configured strategies and caches a call uses, and corrective RAG's per-call settings."""
+
+    use_adaptive_retrieval: bool = False
+    use_crag: bool = False
+    crag_score_threshold: float = 0.5
+    crag_fallback_mode: CragFallbackMode = "replace"
+    use_tag_retrieval: bool = True
+    use_time_weighting: bool = True
+    use_cache_embedding: bool = True
+    use_cache_result: bool = True
+
+    def __post_init__(self) -> None:
+        for name in (
+            "use_adaptive_retrieval",
+            "use_crag",
+            "use_tag_retrieval",
+            "use_time_weighting",
+            "use_cache_embedding",
+            "use_cache_result",
+        ):
+            check_bool(name, getattr(self, name))
+        check_float("crag_score_threshold", self.crag_score_threshold, lo=0.0, hi=1.0)
+        check_choice("crag_fallback_mode", self.crag_fallback_mode, ("replace", "append"))
+
+
+#: The parts of :class:`RetrievalOptions`, by attribute.
+PARTS: Final[dict[str, type[OptionsBase]]] = {
+    "search": SearchOptions,
+    "postprocess": PostprocessOptions,
+    "transforms": TransformSwitches,
+    "strategies": StrategySwitches,
+}
+#: Each flat (seed) name and the part that owns it.
+FLAT_FIELDS: Final[dict[str, str]] = {name: part for part, cls in PARTS.items() for name in cls.field_names()}
+
+
+class FlatRetrievalFields(TypedDict, total=False):
+    """The seed's flat names of the parts' fields, typed (constructor keywords)."""
+
+    use_dense_search: bool
+    use_keyword_search: bool | None
+    use_hybrid_search: bool
+    use_sparse_search: bool | None
+    min_score: float
+    ensemble: EnsembleOptions | None
+    feedback: FeedbackOptions | None
+    use_redundancy_filter: bool
+    redundancy_threshold: float
+    use_mmr: bool
+    mmr_lambda: float
+    mmr_candidate_count: int | None
+    use_reranking: bool
+    candidate_count: int | None
+    rerank_min_score: float | None
+    use_parent_document: bool
+    parent_mode: ParentMode
+    auto_merge_ratio: float
+    neighbour_window: int
+    use_sentence_window: bool
+    use_compression: bool
+    compression: CompressionMode
+    compression_min_similarity: float
+    compression_max_sentences: int | None
+    max_context_tokens: int | None
+    use_lost_in_the_middle_reordering: bool
+    use_hyde: bool
+    use_multi_query: bool
+    use_query_rewrite: bool
+    use_self_query: bool
+    use_adaptive_retrieval: bool
+    use_crag: bool
+    crag_score_threshold: float
+    crag_fallback_mode: CragFallbackMode
+    use_tag_retrieval: bool
+    use_time_weighting: bool
+    use_cache_embedding: bool
+    use_cache_result: bool
+
+
+class RetrievalOverrides(FlatRetrievalFields, total=False):
+    """Per-call overrides of :class:`RetrievalOptions` (``Rag.search(q, top_k=3, use_mmr=True)``)."""
+
+    top_k: int
+    metadata_filter: FilterLike
+    filter: Spec | None
+    search: SearchOptions
+    postprocess: PostprocessOptions
+    transforms: TransformSwitches
+    strategies: StrategySwitches
+
+
+@dataclass(frozen=True, init=False)
+class RetrievalOptions(OptionsBase):
+    """Options of one retrieval call (seed 000 ``RetrievalOptions``). All optional.
+
+    With no options: five results, pure semantic search, no score floor.
+    ``use_hyde``, ``use_multi_query``, ``use_parent_document`` and ``use_reranking`` are per-call
+    switches for stages that must also be *configured* (a generator, a reranker …); they default to
+    on, as in the seed, and do nothing when the stage is not configured. ``use_query_rewrite`` and
+    ``use_self_query`` switch on the configured rewriting and self-query transforms (off by default).
+
+    Composed: ``top_k``, the filters, and the parts ``search``, ``postprocess``, ``transforms`` and
+    ``strategies``; every flat name of the seed is accepted as a keyword and readable as an attribute.
+    """
+
+    top_k: int = 5
+    metadata_filter: FilterLike = None
+    filter: Spec | None = None
+    search: SearchOptions = field(default_factory=SearchOptions)
+    postprocess: PostprocessOptions = field(default_factory=PostprocessOptions)
+    transforms: TransformSwitches = field(default_factory=TransformSwitches)
+    strategies: StrategySwitches = field(default_factory=StrategySwitches)
+
+    def __init__(
+        self,
+        top_k: int = 5,
+        metadata_filter: FilterLike = None,
+        filter: Spec | None = None,
+        search: SearchOptions | None = None,
+        postprocess: PostprocessOptions | None = None,
+        transforms: TransformSwitches | None = None,
+        strategies: StrategySwitches | None = None,
+        **flat: Unpack[FlatRetrievalFields],
+    ) -> None:
+        given: dict[str, Any] = {
+            "search": search,
+            "postprocess": postprocess,
+            "transforms": transforms,
+            "strategies": strategies,
+        }
+        unknown = [k for k in flat if k not in FLAT_FIELDS]
+        if unknown:
+            type(self).check_keys(unknown)  # refused with a suggestion
+        for part, cls in PARTS.items():
+            value = given[part]
+            if value is not None and not isinstance(value, cls):
+                raise ConfigError.invalid(part, value, f"a {cls.__name__} or None")
+            mine = {k: v for k, v in flat.items() if FLAT_FIELDS[k] == part}
+            if value is None:
+                value = cls(**mine)
+            elif mine:
+                value = value.merged(**mine)
+            object.__setattr__(self, part, value)
+        object.__setattr__(self, "top_k", top_k)
+        object.__setattr__(self, "metadata_filter", metadata_filter)
+        object.__setattr__(self, "filter", filter)
+        self.__post_init__()
+
+    def __post_init__(self) -> None:
+        check_int("top_k", self.top_k, minimum=1)
+        object.__setattr__(self, "metadata_filter", _check_metadata_filter(self.metadata_filter))
+        if self.filter is not None and not isinstance(self.filter, Spec):
+            raise ConfigError.invalid("filter", self.filter, "a ragwright.Spec (MinScoreSpec, HasTagSpec …) or None")
+        check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=self.top_k, optional=True)
+        check_int("candidate_count", self.candidate_count, minimum=self.top_k, optional=True)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every name a mapping or an override may use: the top-level fields, the parts, and the flat names."""
+        return (*(f.name for f in fields(cls)), *FLAT_FIELDS)
+
+    @classmethod
+    def flat_names(cls) -> tuple[str, ...]:
+        """The seed's names, in their flat form (``top_k``, the filters, every part's fields)."""
+        return ("top_k", "metadata_filter", "filter", *FLAT_FIELDS)
+
+    def flat(self) -> dict[str, Any]:
+        """``{name: value}`` under the seed's flat names."""
+        return {name: getattr(self, name) for name in self.flat_names()}
+
+    @property
+    def keyword_active(self) -> bool:
+        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
+        return self.search.keyword_active
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        """The search arms this call runs, in a fixed order."""
+        return self.search.arms
+
+    @property
+    def sparse_active(self) -> bool:
+        """Whether the sparse arm joins (:attr:`SearchOptions.sparse_active`)."""
+        return self.search.sparse_active
+
+    @property
+    def arm_candidates(self) -> int:
+        """Hits each arm contributes to fusion."""
+        if self.ensemble is not None and self.ensemble.candidates is not None:
+            return max(self.ensemble.candidates, self.top_k)
+        return max(50, 2 * self.top_k)
+
+    @property
+    def effective_candidate_count(self) -> int:
+        """How many candidates to over-fetch when a reranker runs: ``candidate_count`` or top_k × 3."""
+        return self.candidate_count if self.candidate_count is not None else self.top_k * 3
+
+    def inactive_requests(self) -> list[str]:
+        """Options set to a non-default value whose stage is not active yet."""
+        defaults = RetrievalOptions()
+        return sorted(
+            name
+            for name in NOT_YET_ACTIVE
+            if name in self.field_names() and getattr(self, name) != getattr(defaults, name)
+        )
+
+    # -- the seed's flat names, read from the part that owns each ---------------------------------------
+    @property
+    def use_dense_search(self) -> bool:
+        return self.search.use_dense_search
+
+    @property
+    def use_keyword_search(self) -> bool | None:
+        return self.search.use_keyword_search
+
+    @property
+    def use_hybrid_search(self) -> bool:
+        return self.search.use_hybrid_search
+
+    @property
+    def use_sparse_search(self) -> bool | None:
+        return self.search.use_sparse_search
+
+    @property
+    def min_score(self) -> float:
+        return self.search.min_score
+
+    @property
+    def ensemble(self) -> EnsembleOptions | None:
+        return self.search.ensemble
+
+    @property
+    def feedback(self) -> FeedbackOptions | None:
+        return self.search.feedback
+
+    @property
+    def use_redundancy_filter(self) -> bool:
+        return self.postprocess.use_redundancy_filter
+
+    @property
+    def redundancy_threshold(self) -> float:
+        return self.postprocess.redundancy_threshold
+
+    @property
+    def use_mmr(self) -> bool:
+        return self.postprocess.use_mmr
+
+    @property
+    def mmr_lambda(self) -> float:
+        return self.postprocess.mmr_lambda
+
+    @property
+    def mmr_candidate_count(self) -> int | None:
+        return self.postprocess.mmr_candidate_count
+
+    @property
+    def use_reranking(self) -> bool:
+        return self.postprocess.use_reranking
+
+    @property
+    def candidate_count(self) -> int | None:
+        return self.postprocess.candidate_count
+
+    @property
+    def rerank_min_score(self) -> float | None:
+        return self.postprocess.rerank_min_score
+
+    @property
+    def use_parent_document(self) -> bool:
+        return self.postprocess.use_parent_document
+
+    @property
+    def parent_mode(self) -> ParentMode:
+        return self.postprocess.parent_mode
+
+    @property
+    def auto_merge_ratio(self) -> float:
+        return self.postprocess.auto_merge_ratio
+
+    @property
+    def neighbour_window(self) -> int:
+        return self.postprocess.neighbour_window
+
+    @property
+    def use_sentence_window(self) -> bool:
+        return self.postprocess.use_sentence_window
+
+    @property
+    def use_compression(self) -> bool:
+        return self.postprocess.use_compression
+
+    @property
+    def compression(self) -> CompressionMode:
+        return self.postprocess.compression
+
+    @property
+    def compression_min_similarity(self) -> float:
+        return self.postprocess.compression_min_similarity
+
+    @property
+    def compression_max_sentences(self) -> int | None:
+        return self.postprocess.compression_max_sentences
+
+    @property
+    def max_context_tokens(self) -> int | None:
+        return self.postprocess.max_context_tokens
+
+    @property
+    def use_lost_in_the_middle_reordering(self) -> bool:
+        return self.postprocess.use_lost_in_the_middle_reordering
+
+    @property
+    def use_hyde(self) -> bool:
+        return self.transforms.use_hyde
+
+    @property
+    def use_multi_query(self) -> bool:
+        return self.transforms.use_multi_query
+
+    @property
+    def use_query_rewrite(self) -> bool:
+        return self.transforms.use_query_rewrite
+
+    @property
+    def use_self_query(self) -> bool:
+        return self.transforms.use_self_query
+
+    @property
+    def use_adaptive_retrieval(self) -> bool:
+        return self.strategies.use_adaptive_retrieval
+
+    @property
+    def use_crag(self) -> bool:
+        return self.strategies.use_crag
+
+    @property
+    def crag_score_threshold(self) -> float:
+        return self.strategies.crag_score_threshold
+
+    @property
+    def crag_fallback_mode(self) -> CragFallbackMode:
+        return self.strategies.crag_fallback_mode
+
+    @property
+    def use_tag_retrieval(self) -> bool:
+        return self.strategies.use_tag_retrieval
+
+    @property
+    def use_time_weighting(self) -> bool:
+        return self.strategies.use_time_weighting
+
+    @property
+    def use_cache_embedding(self) -> bool:
+        return self.strategies.use_cache_embedding
+
+    @property
+    def use_cache_result(self) -> bool:
+        return self.strategies.use_cache_result

@@ -71,7 +71,7 @@ def render(
 def write_folder(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for i, (name, (lines, _, _)) in enumerate(FACTS.items()):
-        small = name.endswith(".jpg")  # a phone photo of a small note: enlarged before OCR
+        small = name.endswith(".jpg")  # a phone photo of a small note
         image = render(
             lines,
             angle=(2.0, -3.0, 1.0)[i],
@@ -130,7 +130,7 @@ def test_an_image_is_read_through_ocr_with_the_flag_on_every_element(engine_slot
     assert doc.mime_type == "image/png" and doc.metadata["ocr_pages"] == 1
     assert all(e.kind is ElementKind.PARAGRAPH and e.page is None for e in doc.elements)
     assert all(e.attributes["ocr"] is True and e.attributes["engine"] == "fake" for e in doc.elements)
-    assert engine.images[0].size == (900, 360)  # a small image is enlarged (at most 3x) before OCR
+    assert engine.images[0].size == (300, 120)  # as given: enlarging was measured not to help
 
 
 def test_multi_page_tiff_keeps_page_numbers(engine_slot: None) -> None:
@@ -174,14 +174,15 @@ def test_prepare_flattens_transparency_and_applies_the_exif_orientation() -> Non
     assert prepare(Image.open(buf)).size == (2000, 1000)
 
 
-@pytest.mark.parametrize("angle", [0.0, 2.5, -6.0, 8.0])
+@pytest.mark.parametrize("angle", [0.0, 2.0, -6.0, 8.0])
 def test_skew_is_measured_and_levelled(angle: float) -> None:
     lines = [f"Line {i} of a skewed page of text, set in a plain font" for i in range(8)]
     image = render(lines, angle=angle, size=(1240, 900), font_px=30, seed=3)
     assert skew_angle(image) == pytest.approx(-angle, abs=0.5)
     levelled = deskew(image)
-    assert (levelled is image) == (abs(angle) < MIN_SKEW)
-    assert abs(skew_angle(levelled)) <= 0.5
+    assert (levelled is image) == (abs(angle) < MIN_SKEW)  # a slight skew is left alone (measured)
+    if levelled is not image:
+        assert abs(skew_angle(levelled)) <= 0.5
 
 
 def test_scanned_chunks_are_flagged_in_metadata_json_and_citations(engine_slot: None, tmp_path: Path) -> None:

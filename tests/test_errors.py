@@ -10,6 +10,7 @@ from ragwright.errors import (
     MissingDependencyError,
     ParseError,
     RagwrightError,
+    StoreBusyError,
     StoreError,
 )
 
@@ -23,6 +24,7 @@ from ragwright.errors import (
         ParseError("corrupt PDF"),
         LimitExceeded("too big"),
         StoreError("locked"),
+        StoreBusyError("busy, retry", path="s.db"),
     ],
 )
 def test_every_error_survives_pickling(error: RagwrightError) -> None:

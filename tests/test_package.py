@@ -56,6 +56,7 @@ PUBLIC_API = [
     "SearchResult",
     "Spec",
     "SqliteStore",
+    "StoreBusyError",
     "StoreError",
     "WordLlamaEmbedder",
     "__version__",

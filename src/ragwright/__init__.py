@@ -18,6 +18,7 @@ from ragwright.errors import (
     ParseError,
     RagwrightError,
     RetrievalError,
+    StoreBusyError,
     StoreError,
 )
 
@@ -114,6 +115,7 @@ __all__ = [
     "SearchResult",
     "Spec",
     "SqliteStore",
+    "StoreBusyError",
     "StoreError",
     "WordLlamaEmbedder",
     "__version__",

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ragwright.errors import ConfigError, RagwrightError
+from ragwright.errors import ConfigError, RagwrightError, StoreBusyError
 
 DEFAULT_STORE = Path(".ragwright") / "store.db"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -233,12 +233,21 @@ def reader_gone() -> None:
     sys.exit(0)
 
 
+#: The exit status when the store is busy (another process holds its write lock): ``EX_TEMPFAIL``, "retry".
+EXIT_BUSY = 75
+
+
 @contextmanager
 def errors(debug: bool) -> Iterator[None]:
     try:
         yield
     except BrokenPipeError:
         reader_gone()
+    except StoreBusyError as exc:  # the store is fine, another process is writing: retry (EX_TEMPFAIL)
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BUSY)
     except (RagwrightError, OSError) as exc:
         if debug:
             raise

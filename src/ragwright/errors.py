@@ -8,6 +8,7 @@ Every error the library raises on purpose derives from :class:`RagwrightError`::
     ├── ParseError                           a document could not be parsed (dead-lettered by ingest)
     ├── LimitExceeded                        a safety limit (size, pages, time, decompression) was hit
     ├── StoreError                           the store is unreadable, corrupt or misused
+    │   └── StoreBusyError                   another process holds the write lock: retry later
     ├── RetrievalError                       retrieval could not run at all
     └── GenerationError                      answer generation failed
 
@@ -29,6 +30,7 @@ __all__ = [
     "ParseError",
     "RagwrightError",
     "RetrievalError",
+    "StoreBusyError",
     "StoreError",
 ]
 
@@ -105,6 +107,16 @@ class LimitExceeded(RagwrightError):
 
 class StoreError(RagwrightError):
     """The store could not be opened, read or written, or was used inconsistently."""
+
+
+class StoreBusyError(StoreError):
+    """Another process held the store's write lock past the busy timeout: nothing was written, the
+    store is healthy, and the same call succeeds once that process has finished (the CLI exits 75,
+    ``EX_TEMPFAIL``)."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class RetrievalError(RagwrightError):

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
-from ragwright.errors import ConfigError, ParseError, RagwrightError
+from ragwright.errors import ConfigError, ParseError, RagwrightError, StoreBusyError
 from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
 from ragwright.ingest.chunking import Chunker, chunk_document
 from ragwright.ingest.dates import caller_dates
@@ -172,6 +172,7 @@ class IngestPipeline:
         producer = threading.Thread(target=produce, name="ragwright-ingest", daemon=True)
         producer.start()
         pending: list[_Pending] = []
+        busy = False
         try:
             try:
                 while True:
@@ -199,10 +200,14 @@ class IngestPipeline:
                 with report.timed("delete"):
                     report.deleted += reconcile(self.store, source.root, listed)
             backfill_sparse(self.store, self.sparse_encoder)  # chunks written before the encoder was configured
+        except StoreBusyError:
+            busy = True  # another process holds the write lock: the run stops, its leases simply expire
+            raise
         finally:
             # Every record this run wrote refers to what it needs: its leases go, and only what no record
             # refers to (and no other run in flight has leased) is pruned.
-            self._release(run_id)
+            if not busy:
+                self._release(run_id)
             if ledger is not None and llm_before is not None:
                 report.add_llm(llm_before, ledger.snapshot())
             report.seconds = time.perf_counter() - started
@@ -292,6 +297,8 @@ class IngestPipeline:
                 ]
             if not chunks and not any(c for _, c in children):
                 raise ParseError("no text could be extracted")
+        except StoreBusyError:
+            raise  # the store, not the document: the run stops (busy, retry) and nothing is dead-lettered
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
             dead_letter(self.store, attempt, stage, exc, previous, report)
             return []
@@ -411,6 +418,8 @@ class IngestPipeline:
             try:
                 with report.timed("index"):
                     self.store.replace_document(p.record, p.chunks, vectors[offset : offset + n], p.parents)
+            except StoreBusyError:
+                raise
             except RagwrightError as exc:
                 dead_letter(self.store, p.record, "index", exc, self.store.get_record(p.record.document_id), report)
             else:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ragwright._deps import require
-from ragwright.errors import ConfigError, LimitExceeded, MissingDependencyError, RagwrightError
+from ragwright.errors import ConfigError, LimitExceeded, MissingDependencyError, RagwrightError, StoreBusyError
 from ragwright.server.auth import AuthError, Caller, KeyRing, require_writer
 from ragwright.server.config import ServerConfig
 from ragwright.server.guard import HostPolicy, RequestGuard
@@ -193,6 +193,7 @@ def build_app(
     app.add_exception_handler(Conflict, on_status(409))
     app.add_exception_handler(LimitExceeded, on_status(413))
     app.add_exception_handler(Saturated, on_status(503))
+    app.add_exception_handler(StoreBusyError, on_status(503))  # another process is writing: retry
     app.add_exception_handler(WorkTimeout, on_status(504))
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)

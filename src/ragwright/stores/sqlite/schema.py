@@ -6,7 +6,9 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -202,6 +204,39 @@ def collection_schema(tables: Tables) -> list[str]:
 
 #: Everything a fresh file holds (the global tables and the ``main`` collection).
 SCHEMA: Final = (*GLOBAL_SCHEMA, *collection_schema(Tables.of(MAIN_COLLECTION)))
+
+
+def created_names(statements: Iterable[str]) -> set[str]:
+    """The tables and indexes *statements* (``CREATE … IF NOT EXISTS name``) create."""
+    return {m.group(1) for m in (_CREATED.search(s) for s in statements) if m is not None}
+
+
+_CREATED: Final = re.compile(r"IF NOT EXISTS\s+(\w+)")
+
+
+def schema_in_place(conn: sqlite3.Connection, collection: str | None) -> bool:
+    """Whether the file already holds everything opening it creates or sets — every table and index of
+    the current schema (for every registered collection), its version, the alias, an index version, and
+    *collection* when given — so that opening it writes nothing (and waits for no writer). Call inside a
+    read transaction."""
+
+    def meta(key: str) -> str | None:
+        row = conn.execute("SELECT value FROM rag_metadata WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+    if not created_names(GLOBAL_SCHEMA) <= names:
+        return False
+    if meta("schema_version") != str(SCHEMA_VERSION) or meta("index_version") is None:
+        return False
+    if collection is not None and meta("collection") != collection:
+        return False
+    if conn.execute("SELECT 1 FROM aliases WHERE alias = ?", (LIVE_ALIAS,)).fetchone() is None:
+        return False
+    return all(
+        created_names(collection_schema(Tables.of(name))) <= names
+        for (name,) in conn.execute("SELECT name FROM collections").fetchall()
+    )
 
 
 def chunk_from_row(row: tuple[Any, ...]) -> Chunk:

@@ -6,6 +6,14 @@ candidates' vectors read back from the file to score them, see :mod:`ragwright.i
 index over the chunks' embedded text (kept in a snapshot beside large stores, see
 :mod:`ragwright.stores.sqlite.keyword`). The security and metadata filters are compiled to SQL and
 applied *before* top-k in both arms; the eligible sets are cached per filter until the next write.
+
+Other processes write the file while this one searches (WAL: a reader never waits for a writer). So
+that no search mixes two versions of the file, everything a search derives from it — the rowids and
+their tags, the dense index's rows, the eligible positions and allowed ids, the BM25 catch-up — is
+read in one read transaction (:class:`~ragwright.stores.sqlite.transaction.ReadSnapshot`), labelled
+with the ``PRAGMA data_version`` read inside it. The chosen rows are read back afterwards, outside it:
+a row deleted meanwhile drops out, a rowid reused by another chunk is told by its chunk id's crc32,
+and the search is retried when the file changed and something dropped out.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
     from ragwright.index import Analyzer, Bm25Index
     from ragwright.index.ann import DenseIndex, VectorReader
     from ragwright.index.bm25 import KeywordQuery
+    from ragwright.stores.sqlite.transaction import ReadSnapshot
 
 
 class SqliteSearch:
@@ -59,6 +68,9 @@ class SqliteSearch:
     def _version(self) -> tuple[int, int]:  # pragma: no cover - provided by the host
         raise NotImplementedError
 
+    def _read_snapshot(self) -> ReadSnapshot:  # pragma: no cover - provided by the host
+        raise NotImplementedError
+
     def _meta(self, key: str) -> str | None:  # pragma: no cover - provided by the host
         raise NotImplementedError
 
@@ -69,7 +81,8 @@ class SqliteSearch:
     # -- dense search ----------------------------------------------------------------------------------
     def _load_rowids(self) -> npt.NDArray[np.int64]:
         """Every chunk's rowid (sorted), reloaded when the file changed (ours or another process). Call
-        under the lock. Read from the chunk-id index: the rows themselves (vectors, texts) are not read."""
+        inside a read snapshot. Read from the chunk-id index: the rows themselves (vectors, texts) are not
+        read."""
         import zlib
 
         import numpy as np
@@ -88,7 +101,8 @@ class SqliteSearch:
         return self._rowids
 
     def _load_dense(self) -> tuple[npt.NDArray[np.int64], DenseIndex]:
-        """The rowids and the dense index brought up to date with them (call under the lock)."""
+        """The rowids and the dense index brought up to date with them (call inside a read snapshot, so
+        the rows the index reads are the ones the rowids list)."""
         rowids = self._load_rowids()
         index = self._dense_index()
         if self._dense_version != self._matrix_version:
@@ -152,34 +166,46 @@ class SqliteSearch:
 
         return read
 
-    def _eligible_positions(self, identity: Identity, metadata_filter: Filter | None) -> npt.NDArray[np.intp]:
-        """Matrix positions of the chunks *identity* may see that match the filter (call under the lock).
+    def _eligible_positions(
+        self, identity: Identity, metadata_filter: Filter | None, *, recheck: bool = True
+    ) -> npt.NDArray[np.intp]:
+        """Matrix positions of the chunks *identity* may see that match the filter (call inside a read
+        snapshot: the positions index the rowids loaded in it).
 
         The set is cached per (identity signature, compiled filter) until the next write, so repeated
         queries — unfiltered or with the same metadata filter — do not scan the table.
         """
         import numpy as np
 
-        rowids = self._load_rowids()
-        params: list[Any] = []
-        where = (
-            compile_security(identity, "tenant", "acl", params)
-            + " AND "
-            + compile_filter(metadata_filter, "metadata", params)
-        )
-        key = _filter_key(identity, where, params)
-        if key in self._eligible_cache:
-            return self._eligible_cache[key]
-        eligible = np.fromiter(
-            (r[0] for r in self._conn.execute(f"SELECT rowid FROM {self._t.chunks} WHERE {where}", params)),
-            dtype=np.int64,
-        )
-        eligible.sort()
-        positions = np.searchsorted(rowids, eligible)
-        if len(self._eligible_cache) > _CACHED_SETS:
-            self._eligible_cache.clear()
-        self._eligible_cache[key] = positions
-        return positions
+        with self._read_snapshot():
+            rowids = self._load_rowids()
+            params: list[Any] = []
+            where = (
+                compile_security(identity, "tenant", "acl", params)
+                + " AND "
+                + compile_filter(metadata_filter, "metadata", params)
+            )
+            key = _filter_key(identity, where, params)
+            if key in self._eligible_cache:
+                return self._eligible_cache[key]
+            eligible = np.fromiter(
+                (r[0] for r in self._conn.execute(f"SELECT rowid FROM {self._t.chunks} WHERE {where}", params)),
+                dtype=np.int64,
+            )
+            eligible.sort()
+            positions = np.searchsorted(rowids, eligible)
+            if positions.size and (positions[-1] >= rowids.size or not np.array_equal(rowids[positions], eligible)):
+                # Rowids that do not list every row of this snapshot (labelled with a version they do not
+                # reflect): never index past them or mix them up — reload them here, in this snapshot.
+                if not recheck:
+                    raise RuntimeError("the rowids of a read snapshot do not cover its rows")
+                log.warning("derived_state_stale: %s: rowids reloaded", self.path)
+                self._rowids = None
+                return self._eligible_positions(identity, metadata_filter, recheck=False)
+            if len(self._eligible_cache) > _CACHED_SETS:
+                self._eligible_cache.clear()
+            self._eligible_cache[key] = positions
+            return positions
 
     def search_dense(
         self,
@@ -207,13 +233,25 @@ class SqliteSearch:
         metadata_filter: Filter | None,
         min_score: float,
     ) -> tuple[list[Hit], bool]:
+        import zlib
+
         import numpy as np
 
-        with self._lock:  # a consistent snapshot; the arrays are replaced on change, never mutated
-            rowids, index = self._load_dense()
+        # One read transaction: the rowids, the dense index's rows and the eligible positions all come from
+        # one committed state of the file. The arrays are replaced on change, never mutated, so they stay
+        # valid after the lock is released.
+        with self._read_snapshot():
             positions = self._eligible_positions(identity, metadata_filter)
-            table, version = self._t.chunks, self._matrix_version
+            rowids, index = self._load_dense()
             view = index.view()
+            if view.keys.size != rowids.size:  # the index lost rows it was given: resync it in this snapshot
+                log.warning("derived_state_stale: %s: dense index resynced", self.path)
+                self._sync_dense()
+                view = index.view()
+                if view.keys.size != rowids.size:
+                    raise RuntimeError("the dense index does not hold the rows of its read snapshot")
+            tags, table, version = self._tags, self._t.chunks, self._matrix_version
+        assert tags is not None
         if positions.size == 0 or rowids.size == 0:
             return [], True
         # Exact below the ANN threshold or for a small eligible subset; HNSW with oversampling otherwise.
@@ -232,6 +270,7 @@ class SqliteSearch:
         if ranked.size == 0:
             return [], True
         chosen = rowids[ranked].tolist()
+        crcs = dict(zip(chosen, tags[ranked].tolist(), strict=True))
         scores = top_scores.tolist()
         # The security filter is applied again here: a row may have changed since the snapshot above.
         params: list[Any] = [json.dumps(chosen)]
@@ -248,7 +287,8 @@ class SqliteSearch:
                     raise
                 return [], False  # the collection was dropped after the alias moved: search the live one
             changed = self._version() != version
-        by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows}
+        # A rowid another chunk took meanwhile (its row replaced) is not the chunk that was scored.
+        by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows if zlib.crc32(r[1].encode()) == crcs[r[0]]}
         hits = [Hit(by_rowid[rid], score) for rid, score in zip(chosen, scores, strict=True) if rid in by_rowid]
         return hits, len(hits) == len(chosen) or not changed
 
@@ -263,13 +303,12 @@ class SqliteSearch:
         (or loaded from its snapshot and caught up), rebuilt only when the log does not reach back."""
         from ragwright.stores.sqlite import keyword
 
-        version = self._version()
-        index = self._bm25
-        if index is not None and self._bm25_version == version:
-            return index
-        table = self._t.chunks
-        self._conn.execute("BEGIN")  # one read transaction: the version, the log and the rows agree
-        try:
+        with self._read_snapshot():  # one read transaction: the version, the log and the rows agree
+            version = self._version()
+            index = self._bm25
+            if index is not None and self._bm25_version == version:
+                return index
+            table = self._t.chunks
             current = int(self._meta("index_version") or 0)
             if (
                 index is None
@@ -277,10 +316,8 @@ class SqliteSearch:
                 or not keyword.catch_up(self._conn, index, table, self._t.name, self._bm25_at, current)
             ):
                 index = self._open_keyword_index(current)
-        finally:
-            self._conn.execute("COMMIT")
-        self._bm25, self._bm25_version, self._bm25_at = index, version, current
-        return index
+            self._bm25, self._bm25_version, self._bm25_at = index, version, current
+            return index
 
     def _open_keyword_index(self, current: int) -> Bm25Index:
         """The snapshot's index caught up to *current*, or a new one built from the rows (and saved when
@@ -329,7 +366,7 @@ class SqliteSearch:
     ) -> list[Hit]:
         out: list[Hit] = []
         for _ in range(3):  # retried when a concurrent write or alias switch replaced chunks it found
-            with self._lock:
+            with self._read_snapshot():  # the index and the allowed ids from one committed state
                 index = self._keyword_index()
                 allowed = self._allowed_ids(identity, metadata_filter)
                 version = self._bm25_version
@@ -343,7 +380,7 @@ class SqliteSearch:
         return out
 
     def _allowed_ids(self, identity: Identity, metadata_filter: Filter | None) -> frozenset[str] | None:
-        """The chunk ids the keyword arm may return (``None``: every chunk). Call under the lock.
+        """The chunk ids the keyword arm may return (``None``: every chunk). Call inside a read snapshot.
 
         The set is cached per (identity signature, compiled filter) until the next write, like the
         eligible positions; when it covers every chunk the index runs unrestricted (no per-query id mapping).
@@ -355,23 +392,24 @@ class SqliteSearch:
             + compile_filter(metadata_filter, "metadata", params)
         )
         key = _filter_key(identity, where, params)
-        positions = self._eligible_positions(identity, metadata_filter)  # also drops stale cached sets
-        if key in self._allowed_cache:
-            return self._allowed_cache[key]
-        rowids = self._load_rowids()
-        allowed: frozenset[str] | None = None
-        if positions.size != rowids.size:
-            allowed = frozenset(
-                r[0]
-                for r in self._conn.execute(
-                    f"SELECT chunk_id FROM {self._t.chunks} WHERE rowid IN (SELECT value FROM json_each(?))",
-                    (json.dumps(rowids[positions].tolist()),),
+        with self._read_snapshot():
+            positions = self._eligible_positions(identity, metadata_filter)  # also drops stale cached sets
+            if key in self._allowed_cache:
+                return self._allowed_cache[key]
+            rowids = self._load_rowids()  # the ones positions index (same snapshot, same version)
+            allowed: frozenset[str] | None = None
+            if positions.size != rowids.size:
+                allowed = frozenset(
+                    r[0]
+                    for r in self._conn.execute(
+                        f"SELECT chunk_id FROM {self._t.chunks} WHERE rowid IN (SELECT value FROM json_each(?))",
+                        (json.dumps(rowids[positions].tolist()),),
+                    )
                 )
-            )
-        if len(self._allowed_cache) > _CACHED_SETS:
-            self._allowed_cache.clear()
-        self._allowed_cache[key] = allowed
-        return allowed
+            if len(self._allowed_cache) > _CACHED_SETS:
+                self._allowed_cache.clear()
+            self._allowed_cache[key] = allowed
+            return allowed
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
         raise NotImplementedError  # provided by the host

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ragwright.index.sparse import SparseIndex
     from ragwright.models.sparse.base import SparseVector
     from ragwright.stores.sqlite.schema import Tables
-    from ragwright.stores.sqlite.transaction import Transaction
+    from ragwright.stores.sqlite.transaction import ReadSnapshot, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ class SqliteSparse:
         raise NotImplementedError
 
     def _transaction(self) -> Transaction:  # pragma: no cover - provided by the host
+        raise NotImplementedError
+
+    def _read_snapshot(self) -> ReadSnapshot:  # pragma: no cover - provided by the host
         raise NotImplementedError
 
     def _meta(self, key: str) -> str | None:  # pragma: no cover - provided by the host
@@ -115,7 +118,8 @@ class SqliteSparse:
 
     # -- the derived inverted index ---------------------------------------------------------------------
     def _sparse_index(self) -> SparseIndex:
-        """The inverted index, brought up to date incrementally after writes (call under the lock)."""
+        """The inverted index, brought up to date incrementally after writes (call inside a read snapshot;
+        a search writes nothing: a collection without the table has no sparse vectors yet)."""
         import numpy as np
 
         from ragwright.index.sparse import SparseIndex
@@ -127,7 +131,12 @@ class SqliteSparse:
             return index
         if index is None or getattr(self, "_sparse_of", None) != self._t.name:
             index = SparseIndex()
-        table = self._ensure_sparse_table()
+        table = self._sparse_table
+        exists = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        if exists.fetchone() is None:
+            index = SparseIndex()
+            self._sparse_ix, self._sparse_at, self._sparse_of = index, version, self._t.name
+            return index
         join = f"FROM {table} s JOIN {self._t.chunks} c ON c.chunk_id = s.chunk_id"
         have = {r[0] for r in self._conn.execute(f"SELECT s.chunk_id {join}")}
         current = set(index.ids())
@@ -155,7 +164,7 @@ class SqliteSparse:
         min_score: float = 0.0,
     ) -> list[Hit]:
         """The best *k* chunks by dot product with *query*, filtered before the cut (like BM25)."""
-        with self._lock:
+        with self._read_snapshot():  # the index and the allowed ids from one committed state
             index = self._sparse_index()
             allowed = self._allowed_ids(identity, metadata_filter)
         hits = index.search(query, k, allowed=allowed, min_score=min_score)

@@ -8,6 +8,12 @@ float32 vectors stay in the file and only the HNSW graph is in memory (see ``sea
 
 ``collection`` is the stale-data guard of seed 000: when a name is given and the file holds a
 different one, every persisted row is wiped before use (logged as ``collection_mismatch_wiped``).
+
+Several processes may use one file. Readers never wait for a writer (WAL: a read sees the last
+committed state; opening a file whose schema is in place, and binding the embedder it is already
+bound to, write nothing). A write waits up to *busy_timeout* seconds for another process's write
+transaction, then raises :class:`~ragwright.errors.StoreBusyError` ("busy, retry"); only a file that
+is not an SQLite database, or is damaged, is called unreadable.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragwright.errors import StoreError
+from ragwright.errors import ConfigError, StoreError
 from ragwright.index.analyzers import DEFAULT_ANALYZER
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
@@ -48,12 +54,13 @@ from ragwright.stores.sqlite.schema import (
     chunk_from_row,
     chunk_row,
     record_from_row,
+    schema_in_place,
 )
 from ragwright.stores.sqlite.search import SqliteSearch
 from ragwright.stores.sqlite.sparse import SqliteSparse
 from ragwright.stores.sqlite.sql_filters import compile_security
 from ragwright.stores.sqlite.tags import SqliteTagTable
-from ragwright.stores.sqlite.transaction import Transaction
+from ragwright.stores.sqlite.transaction import BUSY_TIMEOUT_S, ReadSnapshot, Transaction, busy_error, is_busy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -79,13 +86,18 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         collection: str | None = None,
         keyword_analyzer: str = DEFAULT_ANALYZER,
         ann: AnnParams | None = None,
+        busy_timeout: float = BUSY_TIMEOUT_S,
         pinned: str | None = None,
     ) -> None:
         """*ann*: when the dense arm switches from exact search to the HNSW graph (default: 20k vectors).
-        *pinned*: read and write that physical collection, never following the ``live`` alias
-        (:meth:`open_collection`)."""
+        *busy_timeout*: seconds a write waits for another process's write to finish before it raises
+        :class:`~ragwright.errors.StoreBusyError` (reads never wait). *pinned*: read and write that
+        physical collection, never following the ``live`` alias (:meth:`open_collection`)."""
         from ragwright.index import get_analyzer
 
+        if not busy_timeout >= 0:
+            raise ConfigError.invalid("busy_timeout", busy_timeout, "a number of seconds >= 0")
+        self._busy_timeout = float(busy_timeout)
         self.path = Path(path)
         self._ann_params = ann
         self._analyzer = get_analyzer(keyword_analyzer)  # refuses an unknown name before touching the file
@@ -116,9 +128,13 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         #: Where opening an older store file backed it up before upgrading it (``None``: no upgrade).
         self.upgrade_backup: Path | None = None
         try:
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._conn = sqlite3.connect(
+                str(self.path), check_same_thread=False, isolation_level=None, timeout=self._busy_timeout
+            )
             self._init_schema(collection)
         except sqlite3.DatabaseError as exc:
+            if is_busy(exc):  # another process holds a lock: the file is fine, try again later
+                raise busy_error(self.path, exc, self._busy_timeout) from exc
             raise StoreError(
                 f"{self.path} is not a readable ragwright store ({exc}); it was left untouched — "
                 "move it aside or choose another store path"
@@ -145,9 +161,14 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 "choose another store path"
             )
         self.upgrade_backup = backup_before_upgrade(conn, self.path)  # before a version-1 file changes
-        conn.execute("PRAGMA journal_mode=WAL")
+        if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")  # once per file (a new one): readers then never wait
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        with self._read_snapshot():  # the schema in place: nothing to write, so no write lock to wait for
+            if schema_in_place(conn, collection):
+                self._t = Tables.of(self._alias_target())
+                return
         with self._transaction():
             for statement in GLOBAL_SCHEMA:
                 conn.execute(statement)
@@ -183,7 +204,16 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
 
     def _transaction(self) -> Transaction:
         self._check_writable()
-        return Transaction(self._conn, self._lock)
+        return Transaction(self._conn, self._lock, self.path, self._busy_timeout)
+
+    def _read_snapshot(self) -> ReadSnapshot:
+        """A read transaction: what is read inside it comes from one committed state of the file."""
+        return ReadSnapshot(self._conn, self._lock)
+
+    def _write_label(self) -> tuple[int, int]:
+        """Inside a write transaction: the :meth:`_version` the file will have once it commits (the data
+        version counts other processes' commits before it; this connection's own never change it)."""
+        return (int(self._conn.execute("PRAGMA data_version").fetchone()[0]), self._local_writes)
 
     def _meta(self, key: str) -> str | None:
         row = self._conn.execute("SELECT value FROM rag_metadata WHERE key = ?", (key,)).fetchone()
@@ -242,6 +272,13 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             return self._meta(self._t.meta_key("embedding_spec"))
 
     def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None:
+        with self._read_snapshot():  # already bound to it (every open after the first): nothing to write
+            bound = self.embedding_model
+            self._check_writable()  # binding declares writes to come: a store object left behind refuses
+            check_embedder(bound, name, dimension, f"the store {self.path}")
+            if bound == (name, dimension) and (spec is None or self.embedder_spec == spec):
+                self._bound_here = (name, dimension)
+                return
         with self._transaction():
             check_embedder(self.embedding_model, name, dimension, f"the store {self.path}")
             self._set_meta(self._t.meta_key("embedding_model"), name)
@@ -309,7 +346,8 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 self._bump_index_version()
                 version = self._log_change(record.document_id, superseded)
                 self._local_writes += 1
-            self._sync_keyword(in_sync, version, superseded, [keyword_entry(c) for c in chunks])
+                label = self._write_label()
+            self._sync_keyword(in_sync, version, label, superseded, [keyword_entry(c) for c in chunks])
 
     def remove_document(self, document_id: str) -> int:
         with self._lock:
@@ -329,7 +367,8 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 self._bump_index_version()
                 version = self._log_change(document_id, ids)
                 self._local_writes += 1
-            self._sync_keyword(in_sync, version, ids, [])
+                label = self._write_label()
+            self._sync_keyword(in_sync, version, label, ids, [])
         return len(ids)
 
     # -- staging: raw bytes and parsed documents by content hash ------------------------------------------
@@ -402,14 +441,15 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                 self._bump_index_version()
                 version = self._log_change(document_id, [])
                 self._local_writes += 1
-            self._sync_keyword(in_sync, version, [], [])
+                label = self._write_label()
+            self._sync_keyword(in_sync, version, label, [], [])
         return int(cur.rowcount)
 
     def check_integrity(self) -> list[str]:
         """Problems found (empty when consistent): orphan chunks, indexed documents whose chunk count is
         wrong, vectors of the wrong size, a keyword index out of step with the chunks."""
         problems: list[str] = []
-        with self._lock:
+        with self._read_snapshot():  # one committed state: a concurrent writer never shows as a problem
             self._version()
             for (doc,) in self._conn.execute(
                 f"SELECT DISTINCT c.document_id FROM {self._t.chunks} c "
@@ -448,16 +488,23 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         return self._bm25 is not None and self._bm25_version == self._version()
 
     def _sync_keyword(
-        self, in_sync: bool, version: int, removed: list[str], upserted: list[tuple[str, str, str | None]]
+        self,
+        in_sync: bool,
+        version: int,
+        label: tuple[int, int],
+        removed: list[str],
+        upserted: list[tuple[str, str, str | None]],
     ) -> None:
         """Apply a committed write (which produced index *version*) to the BM25 index when the index was
-        up to date just before it; otherwise the next search catches up from the change log."""
+        up to date just before it; otherwise the next search catches up from the change log. *label*
+        is the file version that write committed (:meth:`_write_label`): not the version read now, which
+        may count another process's commit since, one the index has not seen."""
         if not in_sync or self._bm25 is None or self._bm25_at != version - 1:
             return
         self._bm25.remove(removed)
         self._bm25.upsert(upserted)
         self._bm25_at = version
-        self._bm25_version = self._version()
+        self._bm25_version = label
 
     def record(self, record: DocumentRecord) -> None:
         with self._lock:

@@ -159,3 +159,71 @@ def test_a_search_reads_one_snapshot_even_when_a_write_lands_between_its_reads(t
         SqliteStore._load_rowids = real_load  # type: ignore[method-assign]
         reader.close()
         other.close()
+
+
+def test_after_another_process_writes_only_the_added_rows_are_read(tmp_path: Path) -> None:
+    """The dense matrix is re-synced after every write by another process (nearly every search under
+    concurrent writers): rows it already holds are copied, not read back from the file again."""
+    path = tmp_path / "s.db"
+    with SqliteStore(path) as store:
+        store.bind_embedder("m", DIM)
+        for d in range(30):
+            write_document(store, d, 0)
+    reader, other = SqliteStore(path), SqliteStore(path)
+    read_rows: list[int] = []
+    real_reader = SqliteStore._vector_reader
+
+    def counting_reader(self: SqliteStore, table: str, dim: int) -> object:
+        read = real_reader(self, table, dim)
+
+        def counted(keys: np.ndarray) -> object:  # type: ignore[type-arg]
+            read_rows.append(int(keys.size))
+            return read(keys)
+
+        return counted
+
+    SqliteStore._vector_reader = counting_reader  # type: ignore[assignment, method-assign]
+    try:
+        q = vector_of("query")
+        first = reader.search_dense(q, 5, identity=Identity())  # type: ignore[arg-type]
+        total = reader.count_chunks()
+        assert sum(read_rows) == total  # the first sync reads every row
+        read_rows.clear()
+        write_document(other, 30, 0)  # a new document of 1 + 30 % 5 = 1 chunk
+        write_document(other, 1, 7)  # a rewritten one: 1 + 8 % 5 = 4 new chunks, its old ones gone
+        after = reader.search_dense(q, 5, identity=Identity())  # type: ignore[arg-type]
+        assert sum(read_rows) == 5, read_rows
+        fresh = SqliteStore(path)
+        try:
+            assert [(h.chunk.id, round(h.score, 5)) for h in after] == [
+                (h.chunk.id, round(h.score, 5))
+                for h in fresh.search_dense(q, 5, identity=Identity())  # type: ignore[arg-type]
+            ]
+        finally:
+            fresh.close()
+        assert first
+    finally:
+        SqliteStore._vector_reader = real_reader  # type: ignore[method-assign]
+        reader.close()
+        other.close()
+
+
+def test_the_reusing_reader_copies_only_rows_with_the_same_key_and_tag() -> None:
+    from ragwright.stores.sqlite.dense_rows import reusing_reader
+
+    old_keys = np.array([1, 2, 3, 5], dtype=np.int64)
+    old_tags = np.array([10, 20, 30, 50], dtype=np.uint32)
+    old_matrix = np.arange(8, dtype=np.float32).reshape(4, 2)
+    keys = np.array([2, 3, 4, 6], dtype=np.int64)  # 1 and 5 gone, 4 and 6 added, 3 reused by another chunk
+    tags = np.array([20, 31, 40, 60], dtype=np.uint32)
+    asked: list[list[int]] = []
+
+    def read(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+        asked.append(wanted.tolist())
+        present = wanted[wanted != 6]  # 6 was deleted meanwhile: it drops out
+        return present, np.stack([np.full(2, 100.0 + k, dtype=np.float32) for k in present.tolist()])
+
+    got_keys, rows = reusing_reader(old_keys, old_tags, old_matrix, keys, tags, read)(keys)
+    assert asked == [[3, 4, 6]]  # 2 is copied; 3's tag changed, so its row is read again
+    assert got_keys.tolist() == [2, 3, 4]
+    assert rows.tolist() == [[2.0, 3.0], [103.0, 103.0], [104.0, 104.0]]

@@ -29,6 +29,7 @@ from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
+from ragwright.stores.sqlite.dense_rows import reusing_reader
 from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, Tables, chunk_from_row
 from ragwright.stores.sqlite.sql_filters import compile_filter, compile_security
 
@@ -57,6 +58,7 @@ class SqliteSearch:
     _tags: npt.NDArray[np.uint32] | None  # crc32 of each rowid's chunk id (a reused rowid is noticed)
     _matrix_version: tuple[int, int] | None  # the file version _rowids reflect
     _dense_version: tuple[int, int] | None  # the file version the dense index reflects
+    _dense_tags: npt.NDArray[np.uint32] | None  # the tags of the rows the dense matrix holds (dense_rows.py)
     _eligible_cache: dict[str, npt.NDArray[np.intp]]
     _allowed_cache: dict[str, frozenset[str] | None]
     _bm25: Bm25Index | None
@@ -132,13 +134,20 @@ class SqliteSearch:
         dim = model[1] if model else 0
         path = str(getattr(self, "path", ":memory:"))
         index.snapshot = None if path in ("", ":memory:") else Path(f"{path}.{self._t.name}.ann")
-        index.sync_rows(
-            self._rowids,
-            self._tags,
-            self._vector_reader(self._t.chunks, dim),
-            dim=dim,
-            tag=f"{self._t.name}:{model[0] if model else ''}:{dim}",
-        )
+        tag = f"{self._t.name}:{model[0] if model else ''}:{dim}"
+        reader = self._vector_reader(self._t.chunks, dim)
+        previous, old_tags = index.view(), getattr(self, "_dense_tags", None)
+        if (
+            previous.matrix is not None
+            and old_tags is not None
+            and old_tags.size == previous.keys.size
+            and index.tag == tag
+            and previous.matrix.shape == (previous.keys.size, dim)
+        ):  # rows the matrix already holds are copied, only the ones added since are read
+            reader = reusing_reader(previous.keys, old_tags, previous.matrix, self._rowids, self._tags, reader)
+        index.sync_rows(self._rowids, self._tags, reader, dim=dim, tag=tag)
+        held = index.view()
+        self._dense_tags = self._tags if held.keys.size == self._rowids.size else None
 
     def _vector_reader(self, table: str, dim: int) -> VectorReader:
         """Reads stored vectors of *table* by rowid (in the order asked; rows gone meanwhile drop out)."""

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ragwright.chunk.options import ChunkingOptions
 from ragwright.chunk.passages import Passage, merge_adjacent
 from ragwright.chunk.recursive import RecursiveChunker
 from ragwright.chunk.semantic import SemanticChunker
 from ragwright.chunk.structural import BaseChunker, StructuralChunker
 from ragwright.errors import ConfigError
-from ragwright.options import ChunkingOptions
 
 if TYPE_CHECKING:
     from ragwright.chunk.compose import EnrichedChunker

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ragwright.chunk import tokens
+from ragwright.chunk.options import ChunkingOptions
 from ragwright.chunk.split import Budget, Cost, sentences, within
 from ragwright.model.document import ElementKind
-from ragwright.options import ChunkingOptions
 
 #: Element kinds overlap may repeat text from.
 PROSE = frozenset({ElementKind.PARAGRAPH, ElementKind.QUOTE})

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Self
 
+from ragwright.chunk.options import ChunkingOptions
 from ragwright.chunk.overlap import PROSE
 from ragwright.chunk.split import Budget, Cost, sentences
 from ragwright.chunk.structural import BaseChunker, Section, Unit, merge_small, pack_units, split_unit
 from ragwright.errors import ConfigError
-from ragwright.options import ChunkingOptions
 
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Self
 
 from ragwright.chunk import overlap, tokens
+from ragwright.chunk.options import ChunkingOptions
 from ragwright.chunk.split import (
     Budget,
     Cost,
@@ -35,7 +36,6 @@ from ragwright.chunk.split import (
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document, ElementKind
 from ragwright.model.ids import canonical_json, sha256_text
-from ragwright.options import ChunkingOptions
 
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder

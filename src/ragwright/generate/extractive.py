@@ -24,10 +24,10 @@ from typing import Final
 
 from ragwright.generate.answerability import applies_to, judge
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, pieces
+from ragwright.generate.options import RagOptions
 from ragwright.generate.question import analyze
 from ragwright.model.results import Citation, RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
-from ragwright.options import RagOptions
 
 NO_SOURCES: Final = "I could not find any relevant information in the indexed documents."
 NOT_SUPPORTED: Final = (

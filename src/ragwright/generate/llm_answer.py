@@ -33,6 +33,7 @@ from ragwright.generate.answerability import Verdict, applies_to, judge
 from ragwright.generate.citations import check_citations, citation_suffix, is_refusal, without_citations
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather
 from ragwright.generate.extractive import NO_SOURCES
+from ragwright.generate.options import RagOptions
 from ragwright.generate.pair import pair_model, pair_probability, stacked_features
 from ragwright.generate.prompt import DECLINE_SENTENCE, PromptObserver, build_messages, notify
 from ragwright.generate.question import analyze
@@ -41,7 +42,6 @@ from ragwright.generate.verify import verify_groundedness
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message, Usage, YesNoScorer
-from ragwright.options import RagOptions
 
 log = logging.getLogger(__name__)
 _WORD: Final = re.compile(r"\w")

@@ -26,9 +26,9 @@ from typing import Any
 from ragwright.model.document import Document
 from ragwright.model.ids import sha256_bytes
 from ragwright.model.records import DocumentStatus
-from ragwright.options import ParseOptions
 from ragwright.parse import parse_bytes, parser_version_for
 from ragwright.parse.limits import pool_size
+from ragwright.parse.options import ParseOptions
 from ragwright.sources.base import SourceItem, load_within
 
 __all__ = ["ParseAhead"]

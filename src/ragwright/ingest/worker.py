@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragwright._validate import check_float, check_int
 from ragwright.errors import ConfigError, RagwrightError
 from ragwright.ingest.pipeline import IngestPipeline
 from ragwright.ingest.report import IngestReport
 from ragwright.model.identity import DEFAULT_TENANT
-from ragwright.options import check_float, check_int
 from ragwright.sources import Source, SourceItem, open_sources
 from ragwright.stores.base import Job, JobQueue
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ragwright.model.document import Document
-from ragwright.options import ParseOptions
+from ragwright.parse.options import ParseOptions
 
 
 class Parser(Protocol):

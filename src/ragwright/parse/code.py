@@ -27,7 +27,7 @@ from typing import Any
 
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.options import ParseOptions
+from ragwright.parse.options import ParseOptions
 
 VERSION = "code/1"
 MAX_CLASS_LINES = 80

@@ -36,9 +36,9 @@ from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.options import ParseOptions
 from ragwright.parse.docx_look import RunLook
 from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader, picture_part
 from ragwright.parse.safexml import parse_xml
 

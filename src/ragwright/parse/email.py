@@ -48,7 +48,7 @@ from typing import Any
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.options import ParseOptions
+from ragwright.parse.options import ParseOptions
 
 VERSION = "email/2"
 MAX_ATTACHMENTS = 100

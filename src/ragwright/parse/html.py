@@ -36,9 +36,9 @@ from urllib.parse import urljoin
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.options import ParseOptions
 from ragwright.parse.html_clean import strip_chrome, strip_hidden
 from ragwright.parse.html_meta import iso_date, page_metadata
+from ragwright.parse.options import ParseOptions
 
 VERSION = "html/2"
 

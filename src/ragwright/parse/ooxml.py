@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError, RagwrightError
-from ragwright.options import ParseOptions
+from ragwright.parse.options import ParseOptions
 from ragwright.parse.safexml import check_zip, parse_xml
 
 CFB_MAGIC: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"

@@ -30,10 +30,10 @@ from typing import Any
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, ElementKind
-from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
 from ragwright.parse import pdf_core
 from ragwright.parse.image import deskew
+from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf_elements import PdfPage, page_elements
 from ragwright.parse.pdf_hidden import hidden_objects, remove_objects
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text

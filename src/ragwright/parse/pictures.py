@@ -22,9 +22,9 @@ import logging
 from typing import Any, Final
 
 from ragwright.model.document import Element
-from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
 from ragwright.parse.image import MAX_PIXELS, prepare, recognise
+from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf_elements import page_elements
 
 __all__ = ["MAX_PICTURES", "MIN_SIDE", "PictureReader"]

@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document
-from ragwright.options import ParseOptions
 from ragwright.parse.detect import CODE_SUFFIXES, Format, decode_text, detect
+from ragwright.parse.options import ParseOptions
 
 # format → (module, function, version attribute is the module's VERSION)
 _PARSERS: Final[dict[str, tuple[str, str]]] = {

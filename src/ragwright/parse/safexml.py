@@ -15,7 +15,7 @@ from typing import Any
 
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
-from ragwright.options import ParseOptions
+from ragwright.parse.options import ParseOptions
 
 MAX_ZIP_MEMBERS = 20_000
 

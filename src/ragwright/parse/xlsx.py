@@ -48,8 +48,8 @@ from typing import Any, Final
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.options import ParseOptions
 from ragwright.parse.ooxml import check_workbook_limits, core_properties, library_errors, open_package
+from ragwright.parse.options import ParseOptions
 from ragwright.parse.xlsx_look import Unseen
 
 VERSION = "xlsx/3"

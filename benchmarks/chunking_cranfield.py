@@ -320,6 +320,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--timing-docs", type=int, default=200, help="documents of the first dataset timed (0: none)")
     parser.add_argument("--timing-reps", type=int, default=2)
+    parser.add_argument("--timing-only", action="store_true", help="only the seconds table (no retrieval runs)")
     parser.add_argument("--llm", default=None, help="chat model for context-llm / propositions (e.g. local:0.5b)")
     parser.add_argument("--sample-docs", type=int, default=0, help="restrict each corpus (all relevant docs kept)")
     args = parser.parse_args()
@@ -349,6 +350,8 @@ def main() -> None:
             if i == 0 and args.timing_docs > 0:
                 out += [*timing(data, names, args.threads, args.timing_docs, args.timing_reps, llm), ""]
                 print("\n".join(out), flush=True)
+            if args.timing_only:
+                break
             out += [*evaluate(data, names, embedder, llm, args.resamples), ""]
             print("\n".join(out[-(len(names) + 3) :]), flush=True)
     out.append("* = the paired 95% interval excludes 0; W/L/T = queries better/worse/tied than " + names[0])

@@ -1,14 +1,16 @@
 """Local search (seed 003 §15): the question's entities → k hops → evidence chunks → fused with hybrid.
 
 1. **Seeds**: the entities the extractor finds in the question plus every 1–5-word n-gram of it that
-   is a known entity key (so ``who directed big stone gap`` links without capitals), through the
-   aliases the caller may see; then the entities of the best hybrid chunks, at half weight (vector
-   search as the entry point into the graph).
+   is a known entity key (so ``who directed big stone gap`` links without capitals; a single word the
+   question writes in lowercase does not seed), through the aliases the caller may see; then the
+   entities of the best hybrid chunks, at half weight (vector search as the entry point into the graph).
 2. **Hops**: relations touching the frontier, each step halving the weight and dividing by the
    log-degree of the entity it leaves (hubs spread little), the 32 best entities kept per hop.
 3. **Evidence**: chunks mentioning the reached entities, scored by the weights of the entities they
    mention (an entity mentioned in many chunks counts less, like IDF), plus the chunks stating a
-   traversed relation.
+   traversed relation. A chunk that opens with a reached entity is about it and counts
+   ``OPENING_BOOST`` times (the bridge document of a two-hop question); the question's own entities
+   count ``SEED_EVIDENCE`` (hybrid search finds their chunks already).
 4. **Fusion**: RRF of the hybrid ranking and the graph ranking (``GraphOptions.weight``), evidence
    kept per arm (``arms["graph"]``).
 

@@ -4,6 +4,7 @@
 :mod:`ragwright.parse.options`         ``ParseOptions``
 :mod:`ragwright.chunk.options`         ``ChunkingOptions``
 :mod:`ragwright.ingest.options`        ``IngestOptions``, ``ParentOptions``
+:mod:`ragwright.postprocess.options`   ``PostprocessOptions`` (a part of ``RetrievalOptions``)
 :mod:`ragwright.retrieve.options`      ``RetrievalOptions`` (composed: ``SearchOptions``,
                                        ``PostprocessOptions``, ``TransformSwitches``,
                                        ``StrategySwitches``; the flat seed names kept), ``PRESETS``,
@@ -80,6 +81,9 @@ __all__ = [
 
 # The stages' own options, re-exported on first use (no stage package loads with this module).
 _STAGE_OPTIONS: Final[dict[str, str]] = {
+    "CompressionMode": "ragwright.postprocess.options",
+    "ParentMode": "ragwright.postprocess.options",
+    "PostprocessOptions": "ragwright.postprocess.options",
     "ChunkingOptions": "ragwright.chunk.options",
     "ParseOptions": "ragwright.parse.options",
     "IngestOptions": "ragwright.ingest.options",
@@ -104,14 +108,11 @@ _RETRIEVAL_OPTIONS: Final = (
     "FLAT_FIELDS",
     "NOT_YET_ACTIVE",
     "PRESETS",
-    "CompressionMode",
     "CragFallbackMode",
     "EnsembleOptions",
     "FeedbackOptions",
     "FlatRetrievalFields",
     "FusionMethod",
-    "ParentMode",
-    "PostprocessOptions",
     "RetrievalOptions",
     "RetrievalOverrides",
     "ScoreNormalization",
@@ -120,18 +121,18 @@ _RETRIEVAL_OPTIONS: Final = (
     "TransformSwitches",
 )
 if TYPE_CHECKING:
+    from ragwright.postprocess.options import CompressionMode as CompressionMode
+    from ragwright.postprocess.options import ParentMode as ParentMode
+    from ragwright.postprocess.options import PostprocessOptions as PostprocessOptions
     from ragwright.retrieve.options import DEFAULT_WEIGHTS as DEFAULT_WEIGHTS
     from ragwright.retrieve.options import FLAT_FIELDS as FLAT_FIELDS
     from ragwright.retrieve.options import NOT_YET_ACTIVE as NOT_YET_ACTIVE
     from ragwright.retrieve.options import PRESETS as PRESETS
-    from ragwright.retrieve.options import CompressionMode as CompressionMode
     from ragwright.retrieve.options import CragFallbackMode as CragFallbackMode
     from ragwright.retrieve.options import EnsembleOptions as EnsembleOptions
     from ragwright.retrieve.options import FeedbackOptions as FeedbackOptions
     from ragwright.retrieve.options import FlatRetrievalFields as FlatRetrievalFields
     from ragwright.retrieve.options import FusionMethod as FusionMethod
-    from ragwright.retrieve.options import ParentMode as ParentMode
-    from ragwright.retrieve.options import PostprocessOptions as PostprocessOptions
     from ragwright.retrieve.options import RetrievalOptions as RetrievalOptions
     from ragwright.retrieve.options import RetrievalOverrides as RetrievalOverrides
     from ragwright.retrieve.options import ScoreNormalization as ScoreNormalization

@@ -35,12 +35,8 @@ from ragwright.model.outcome import RetrievalOutcome
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
-from ragwright.postprocess.budget import apply_budget
-from ragwright.postprocess.compress import EmbeddingCompressor, LlmCompressor, apply_windows
-from ragwright.postprocess.diversity import mmr, redundancy_filter
-from ragwright.postprocess.expand import expand
-from ragwright.postprocess.reorder import lost_in_the_middle
-from ragwright.postprocess.rerank import Reranker, rerank
+from ragwright.postprocess.chain import Tools, postprocess
+from ragwright.postprocess.rerank import Reranker
 from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from
 from ragwright.retrieve.dispatch import choose_path
 from ragwright.retrieve.feedback import rm3_query, rocchio
@@ -334,81 +330,18 @@ class Retriever(StageBase):
     async def _postprocess(
         self, call: _Call, query: str, results: list[SearchResult], query_vector: list[Vector]
     ) -> list[SearchResult]:
-        """redundancy → MMR → rerank → trim → parents → neighbours → sentence windows → compression →
-        token budget → lost-in-the-middle (DESIGN.md order)."""
-        options = call.options
-        reranking = call.reranker is not None and options.use_reranking
-        if (options.use_redundancy_filter or options.use_mmr) and results:
-            vectors = await to_thread(self._vectors, call.embedder, results)
-            if options.use_redundancy_filter:
-                keep = redundancy_filter(vectors, options.redundancy_threshold)
-                results, vectors = [results[i] for i in keep], vectors[keep]
-            if options.use_mmr:
-                qv = query_vector[0] if query_vector else await to_thread(call.embedder.embed_query, query)
-                picked = mmr(qv, vectors, len(results) if reranking else options.top_k, options.mmr_lambda)
-                results = [results[i] for i in picked]
-        if reranking and call.reranker is not None:
-            results = await to_thread(rerank, call.reranker, query, results, min_score=options.rerank_min_score)
-        results = results[: options.top_k]
-        results = await to_thread(self._expand, call, results)
-        if options.use_sentence_window:
-            results = apply_windows(results)
-        if options.use_compression and results:
-            results = await to_thread(self._compress, call, query, results, query_vector)
-        results = apply_budget(results, lambda r: r.compressed_text or r.chunk.text, options.max_context_tokens)
-        if options.use_lost_in_the_middle_reordering:
-            results = lost_in_the_middle(results)
-        return results
-
-    def _expand(self, call: _Call, results: list[SearchResult]) -> list[SearchResult]:
-        """Parents / auto-merge and neighbours (postprocess/expand.py) through the chunk lookup."""
-        options = call.options
-        parents = options.parent_mode if options.use_parent_document else "off"
-        wanted = (parents != "off" and any(r.chunk.parent_id for r in results)) or (
-            options.neighbour_window > 0 and bool(results)
-        )
-        if not wanted:
-            return results
-        if self.lookup is None:
-            log.warning(
-                "expansion_unavailable: %s offers no chunk lookup (get_chunks/get_parents); "
-                "returning the matched chunks",
-                type(self.store).__name__,
-            )
-            return results
-        return expand(
-            self.lookup,
+        """The post-retrieval chain (:func:`ragwright.postprocess.chain.postprocess`), off the event loop."""
+        tools = Tools(call.embedder, call.reranker, self.llm, self.lookup, type(self.store).__name__)
+        return await to_thread(
+            postprocess,
+            query,
             results,
-            call.identity,
-            parents=parents,
-            auto_merge_ratio=options.auto_merge_ratio,
-            neighbour_window=options.neighbour_window,
+            call.options.postprocess,
+            top_k=call.options.top_k,
+            identity=call.identity,
+            tools=tools,
+            query_vector=query_vector[0] if query_vector else None,
         )
-
-    def _compress(
-        self, call: _Call, query: str, results: list[SearchResult], query_vector: list[Vector]
-    ) -> list[SearchResult]:
-        """Contextual compression: an LLM's verbatim extraction when asked for and configured, else by
-        embedding similarity; the full passage whenever compression cannot help."""
-        options = call.options
-        if options.compression == "llm" and self.llm is not None:
-            return LlmCompressor(self.llm).compress(query, results)
-        if options.compression == "llm":
-            log.warning("compression_fallback: compression='llm' needs a chat model; using embedding similarity")
-        compressor = EmbeddingCompressor(
-            call.embedder,
-            min_similarity=options.compression_min_similarity,
-            max_sentences=options.compression_max_sentences,
-        )
-        return compressor.compress(query, results, query_vector[0] if query_vector else None)
-
-    def _vectors(self, embedder: Embedder, results: Sequence[SearchResult]) -> Matrix:
-        import numpy as np
-
-        stored = self.lookup.get_vectors([r.chunk_id for r in results]) if self.lookup is not None else {}
-        missing = [r.chunk.text_for_embedding for r in results if r.chunk_id not in stored]
-        fresh = iter(embedder.embed_documents(missing)) if missing else iter(())
-        return np.stack([stored[r.chunk_id] if r.chunk_id in stored else next(fresh) for r in results])
 
     async def _arm(
         self,

@@ -1,5 +1,6 @@
 import pytest
 
+from ragwright.errors import ConfigError
 from ragwright.model.filters import And, Compare, Eq, Exists, In, Not, Or, all_of, as_filter, filter_size, matches
 
 
@@ -43,7 +44,7 @@ def test_all_of_skips_none() -> None:
     [lambda: Eq("bad key", 1), lambda: Eq("k", [1]), lambda: In("k", ()), lambda: Compare("k", "eq", 1)],  # type: ignore[arg-type]
 )
 def test_invalid_filters_are_refused(build: object) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         build()  # type: ignore[operator]
 
 

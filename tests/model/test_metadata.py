@@ -3,6 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from ragwright.errors import ConfigError
 from ragwright.model.metadata import kind_of, normalize_metadata, values_equal
 
 
@@ -30,5 +31,5 @@ def test_normalize_dates_and_lists() -> None:
     [{"": 1}, {"has space": 1}, {'quote"': 1}, {"x": math.nan}, {"x": [1, "a"]}, {"x": {"nested": 1}}, {"x": [[1]]}],
 )
 def test_invalid_metadata_is_refused(bad: dict[str, object]) -> None:
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises(ConfigError):
         normalize_metadata(bad)

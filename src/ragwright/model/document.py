@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ragwright.errors import ConfigError
+
 
 class ElementKind(StrEnum):
     """What an element is. Chunkers treat structure (tables, code, lists) as indivisible units."""
@@ -39,9 +41,9 @@ class Element:
 
     def __post_init__(self) -> None:
         if self.kind is ElementKind.HEADING and (self.level is None or self.level < 1):
-            raise ValueError(f"a heading needs a level >= 1, got {self.level!r}")
+            raise ConfigError(f"a heading needs a level >= 1, got {self.level!r}", field="level", value=self.level)
         if self.page is not None and self.page < 1:
-            raise ValueError(f"pages are 1-based, got {self.page}")
+            raise ConfigError(f"pages are 1-based, got {self.page}", field="page", value=self.page)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ class Document:
 
     def __post_init__(self) -> None:
         if not self.id:
-            raise ValueError("a document needs a non-empty id")
+            raise ConfigError("a document needs a non-empty id", field="id", value=self.id)
 
     def to_dict(self) -> dict[str, Any]:
         """The whole document as JSON-ready data (``ragwright parse --json``)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ragwright.errors import ConfigError
 from ragwright.model.metadata import kind_of, normalize_value, validate_key, values_equal
 
 CompareOp = Literal["gt", "gte", "lt", "lte"]
@@ -29,7 +30,11 @@ class Eq:
         validate_key(self.key)
         object.__setattr__(self, "value", normalize_value(self.value))
         if kind_of(self.value) in ("list", "null"):
-            raise ValueError(f"Eq({self.key!r}) needs a string, number or boolean, got {self.value!r}")
+            raise ConfigError(
+                f"Eq({self.key!r}) needs a string, number or boolean, got {self.value!r}",
+                field=self.key,
+                value=self.value,
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +48,11 @@ class In:
         validate_key(self.key)
         vals = tuple(normalize_value(v) for v in self.values)
         if not vals or any(kind_of(v) in ("list", "null") for v in vals):
-            raise ValueError(f"In({self.key!r}) needs a non-empty list of scalars, got {self.values!r}")
+            raise ConfigError(
+                f"In({self.key!r}) needs a non-empty list of scalars, got {self.values!r}",
+                field=self.key,
+                value=self.values,
+            )
         object.__setattr__(self, "values", vals)
 
 
@@ -58,9 +67,11 @@ class Compare:
     def __post_init__(self) -> None:
         validate_key(self.key)
         if self.op not in ("gt", "gte", "lt", "lte"):
-            raise ValueError(f"Compare op must be gt, gte, lt or lte, got {self.op!r}")
+            raise ConfigError(f"Compare op must be gt, gte, lt or lte, got {self.op!r}", field="op", value=self.op)
         if kind_of(self.value) not in ("number", "string"):
-            raise ValueError(f"Compare({self.key!r}) needs a number or string, got {self.value!r}")
+            raise ConfigError(
+                f"Compare({self.key!r}) needs a number or string, got {self.value!r}", field=self.key, value=self.value
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +127,9 @@ def as_filter(value: FilterLike) -> Filter | None:
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else And(tuple(clauses))
-    raise TypeError(f"a metadata filter must be a mapping or a filter, got {type(value).__name__}")
+    raise ConfigError(
+        f"a metadata filter must be a mapping or a filter, got {type(value).__name__}", field="filter", value=value
+    )
 
 
 def filter_keys(flt: Filter | None) -> set[str]:

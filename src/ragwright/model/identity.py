@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from ragwright.errors import ConfigError
+
 PUBLIC: Final = "*"
 DEFAULT_TENANT: Final = "default"
 
@@ -20,7 +22,7 @@ def _clean_groups(groups: Iterable[str]) -> tuple[str, ...]:
     out = sorted({g.strip() for g in groups if g and g.strip()})
     for g in out:
         if not isinstance(g, str):  # pragma: no cover - guarded by typing
-            raise ValueError(f"group names must be strings, got {g!r}")
+            raise ConfigError(f"group names must be strings, got {g!r}", field="groups", value=g)
     return tuple(out)
 
 
@@ -34,7 +36,7 @@ class Identity:
 
     def __post_init__(self) -> None:
         if not isinstance(self.tenant, str) or not self.tenant.strip():
-            raise ValueError("Identity.tenant must be a non-empty string")
+            raise ConfigError("Identity.tenant must be a non-empty string", field="tenant", value=self.tenant)
         object.__setattr__(self, "groups", _clean_groups(self.groups))
 
     @property

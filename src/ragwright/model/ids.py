@@ -10,6 +10,8 @@ import hashlib
 import json
 from typing import Any
 
+from ragwright.errors import ConfigError
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no insignificant whitespace: equal data, equal text."""
@@ -34,7 +36,7 @@ def content_hash(text: str) -> str:
 def chunk_id(document_id: str, chunk_content_hash: str, position: int) -> str:
     """The id of the chunk at *position* in *document_id* whose content hashes to *chunk_content_hash*."""
     if position < 0:
-        raise ValueError(f"position must be >= 0, got {position}")
+        raise ConfigError(f"position must be >= 0, got {position}", field="position", value=position)
     key = f"{document_id}\x1f{chunk_content_hash}\x1f{position}"
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Final, Literal, TypeAlias
 
+from ragwright.errors import ConfigError
+
 Scalar: TypeAlias = str | int | float | bool
 MetadataValue: TypeAlias = Scalar | list[str] | list[int] | list[float] | None
 Metadata: TypeAlias = dict[str, MetadataValue]
@@ -40,7 +42,7 @@ MAX_KEY_LENGTH: Final = 128
 
 
 def kind_of(value: Any) -> ValueKind:
-    """The kind of a metadata value; raises ``TypeError`` for values metadata cannot hold."""
+    """The kind of a metadata value; raises :class:`~ragwright.errors.ConfigError` for values metadata cannot hold."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -51,7 +53,7 @@ def kind_of(value: Any) -> ValueKind:
         return "string"
     if isinstance(value, list | tuple):
         return "list"
-    raise TypeError(f"unsupported metadata value {value!r} of type {type(value).__name__}")
+    raise ConfigError(f"unsupported metadata value {value!r} of type {type(value).__name__}", value=value)
 
 
 def values_equal(a: Any, b: Any) -> bool:
@@ -67,9 +69,15 @@ def values_equal(a: Any, b: Any) -> bool:
 def validate_key(key: Any) -> str:
     """Check a metadata key: a non-empty string of letters, digits, ``_``, ``-``, ``.`` or ``:``."""
     if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
-        raise ValueError(f"metadata key {key!r} must be a non-empty string of at most {MAX_KEY_LENGTH} chars")
+        raise ConfigError(
+            f"metadata key {key!r} must be a non-empty string of at most {MAX_KEY_LENGTH} chars", field="key", value=key
+        )
     if not all(ch.isalnum() or ch in "_-.:" for ch in key):
-        raise ValueError(f"metadata key {key!r} may only contain letters, digits and _ - . : (no spaces or quotes)")
+        raise ConfigError(
+            f"metadata key {key!r} may only contain letters, digits and _ - . : (no spaces or quotes)",
+            field="key",
+            value=key,
+        )
     return key
 
 
@@ -81,12 +89,12 @@ def normalize_value(value: Any) -> MetadataValue:
         value = list(value)
     kind = kind_of(value)
     if kind == "number" and not math.isfinite(float(value)):
-        raise ValueError(f"metadata numbers must be finite, got {value!r}")
+        raise ConfigError(f"metadata numbers must be finite, got {value!r}", value=value)
     if kind == "list":
         items = list(value)
         kinds = {kind_of(v) for v in items}
         if len(kinds) > 1 or kinds & {"list", "null", "boolean"}:
-            raise ValueError(f"a metadata list must hold only strings or only numbers, got {value!r}")
+            raise ConfigError(f"a metadata list must hold only strings or only numbers, got {value!r}", value=value)
         return items
     return value  # type: ignore[no-any-return]
 

@@ -209,6 +209,39 @@ def test_lazy_contributions_with_a_tiny_cache_equal_the_eager_ones(
         assert len(lazy._current().cache) <= 1
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    ops=ops,
+    query=st.lists(st.sampled_from([*WORDS, "missing"]), min_size=1, max_size=4).map(" ".join),
+    every=st.integers(1, 12),
+)
+def test_merging_pending_postings_along_the_way_changes_nothing(
+    ops: list[tuple[str, list[Any]]], query: str, every: int
+) -> None:
+    """A bulk load merges its pending postings every ``_MERGE_POSTINGS`` (bounding its memory): the
+    index it builds scores bit-identically to one that merged everything at once."""
+    import ragwright.index.bm25 as bm25
+
+    state: dict[str, str] = {}
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bm25, "_MERGE_POSTINGS", every)
+        index = Bm25Index()
+        for op, arg in ops:
+            if op == "upsert":
+                index.upsert(arg)
+                state.update(arg)
+            elif op == "remove":
+                index.remove(arg)
+                for cid in arg:
+                    state.pop(cid, None)
+            else:
+                index.search(query, 3)
+    fresh = Bm25Index()
+    fresh.upsert(state.items())
+    assert index.scores(query) == fresh.scores(query)
+    assert index.search(query, 4) == fresh.search(query, 4)
+
+
 def test_term_frequencies_are_stored_small_and_exact() -> None:
     docs = {"a": "alpha " * 3 + "beta", "c": "beta gamma"}
     index = Bm25Index()

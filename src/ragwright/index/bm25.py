@@ -58,7 +58,7 @@ _COMPACT_FRACTION = 0.25  # compact once this share of the slots is tombstoned
 _EAGER_POSTINGS = 4_000_000  # up to this many postings, a new view computes every contribution at once
 _TF_MAX = 65_535  # term frequencies up to this are kept as uint16
 #: Upserts are merged into the postings once this many postings are pending, so that a bulk build never
-#: holds every pending posting and the sort that merges them at once (at 1M chunks, ~87M postings: ~2 GB
+#: holds every pending posting and the sort that merges them at once (at 1M chunks, ~59M postings: ~1.3 GB
 #: of transient arrays in one merge; ~0.2 GB this way, for a few seconds more of copying).
 _MERGE_POSTINGS = 8_000_000
 #: The contributions a view keeps (least recently used terms go first): all of them up to ~30M postings,

@@ -1,1 +1,9 @@
-"""Shipped test support: the store conformance suite and test doubles for unit tests."""
+"""Shipped test support: conformance suites a third-party backend subclasses, and test doubles.
+
+* stores: :mod:`ragwright.testing.conformance` (``StoreConformance``),
+  :mod:`ragwright.testing.collections` (``CollectionsConformance``), :mod:`ragwright.testing.lookup`
+  (``ChunkLookupConformance``), and the leak audit :mod:`ragwright.testing.leaks`;
+* models: :mod:`ragwright.testing.embedders` (``EmbedderConformance``), :mod:`ragwright.testing.chat`
+  (``ChatModelConformance``), :mod:`ragwright.testing.rerankers` (``RerankerConformance``);
+* doubles for unit tests: :mod:`ragwright.testing.doubles` (``HashingEmbedder``, ``ScriptedChat``).
+"""

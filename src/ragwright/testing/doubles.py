@@ -97,6 +97,12 @@ class ScriptedChat:
     out, *default* is replied (or :class:`GenerationError` raised when *default* is ``None``).
     Every call is recorded in :attr:`calls`. ``stream`` splits the reply into word tokens (each word
     with its following whitespace), so ``"".join(stream(...)) == chat(...).text``.
+
+    With ``honour_limits=True`` it behaves like a real backend towards ``stop`` and ``max_tokens``: a
+    reply is cut before the first stop string, then to ``max_tokens`` word tokens (``finish_reason``
+    ``"length"``), and usage counts those tokens. Off by default, so scripts written for a stage are
+    replied whole whatever budget the stage asks for. An empty message list raises
+    :class:`~ragwright.errors.GenerationError`, as every backend does.
     """
 
     def __init__(
@@ -105,6 +111,7 @@ class ScriptedChat:
         *,
         default: str | None = None,
         name: str = "test/scripted",
+        honour_limits: bool = False,
     ) -> None:
         self._fn: Callable[[list[Message]], str] | None = None
         self._queue: list[Reply] = []
@@ -113,6 +120,7 @@ class ScriptedChat:
         else:
             self._queue = list(script)
         self._default, self._name = default, name
+        self.honour_limits = honour_limits
         self._lock = threading.Lock()
         self.calls: list[ChatCall] = []
         self.ledger = ChatLedger()
@@ -128,6 +136,8 @@ class ScriptedChat:
 
     def _reply(self, messages: Sequence[Message | Mapping[str, Any]], kwargs: dict[str, Any], stream: bool) -> str:
         msgs = [Message.coerce(m) for m in messages]
+        if not msgs:
+            raise GenerationError("a chat call needs at least one message")
         with self._lock:
             self.calls.append(ChatCall(msgs, kwargs, stream))
             if self._fn is not None:
@@ -156,10 +166,26 @@ class ScriptedChat:
     ) -> ChatResponse:
         kwargs = {"temperature": temperature, "max_tokens": max_tokens, "json_schema": json_schema, "stop": stop}
         text = self._reply(messages, kwargs, stream=False)
+        finish = "stop"
+        completion = len(_WORD.findall(text))
+        if self.honour_limits:
+            pieces, finish = self._limited(text, max_tokens, stop)
+            text, completion = "".join(pieces), len(pieces)
         prompt_tokens = sum(len(_WORD.findall(Message.coerce(m).content)) for m in messages)
-        usage = Usage(prompt_tokens, len(_WORD.findall(text)))
+        usage = Usage(prompt_tokens, completion)
         self.ledger.record(usage, 0.0)
-        return ChatResponse(text=text, usage=usage, model=self._name, finish_reason="stop")
+        return ChatResponse(text=text, usage=usage, model=self._name, finish_reason=finish)
+
+    @staticmethod
+    def _limited(text: str, max_tokens: int | None, stop: Sequence[str] | None) -> tuple[list[str], str]:
+        """*text*'s word tokens cut before the first stop string, then to *max_tokens*; and the finish reason."""
+        cuts = [i for i in (text.find(s) for s in stop or () if s) if i >= 0]
+        if cuts:
+            text = text[: min(cuts)]
+        pieces = _TOKEN.findall(text)
+        if max_tokens is not None and len(pieces) > max_tokens:
+            return pieces[:max_tokens], "length"
+        return pieces, "stop"
 
     def stream(
         self,
@@ -171,4 +197,6 @@ class ScriptedChat:
     ) -> Iterator[str]:
         kwargs = {"temperature": temperature, "max_tokens": max_tokens, "stop": stop}
         text = self._reply(messages, kwargs, stream=True)
+        if self.honour_limits:
+            return iter(self._limited(text, max_tokens, stop)[0])
         return iter(_TOKEN.findall(text))

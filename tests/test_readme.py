@@ -23,7 +23,7 @@ SAMPLE = Path(ragwright.__file__).parent / "samples" / "quickstart"
 
 
 def python_snippet() -> str:
-    blocks = re.findall(r"^```python\n(.*?)^```", README, re.S | re.M)
+    blocks: list[str] = re.findall(r"^```python\n(.*?)^```", README, re.S | re.M)
     assert len(blocks) == 1, "the README has one Python quick-start block"
     return blocks[0]
 

@@ -102,9 +102,9 @@ class Rag(RagAdmin):
 
             embedder = default_embedder()
         spec = embedder_spec(embedder)  # recorded with the binding, before a cache wraps the embedder
-        # Caches (seed 000 "Search Result Caching", seed 003 §18): one tiered cache behind the embedding,
-        # rerank, result and answer layers; every retrieval-derived key holds the index version and the
-        # caller's ACL signature. cache=True: in-process only; a TieredCache(l2=RedisCache(url)) shares it.
+        # Caches: one tiered cache behind the embedding, rerank, result and answer layers; every
+        # retrieval-derived key holds the index version and the caller's ACL signature. cache=True:
+        # in-process only; a TieredCache(l2=RedisCache(url)) shares it.
         from ragwright.cache import CachedEmbedder, CachedReranker, CacheOptions, TieredCache
 
         self.cache_options = cache_options or CacheOptions()
@@ -117,7 +117,7 @@ class Rag(RagAdmin):
         self.store, self.embedder = store, embedder
         self._retired: dict[str, Store] = {}  # store objects a reindex replaced, by collection (until dropped)
         # Hybrid (dense + BM25, convex fusion, Rocchio feedback: PRESETS["hybrid"]) is the default here,
-        # each part chosen by measurement (benchmarks/RESULTS.md). Seed 000's RetrievalOptions() stays pure dense.
+        # each part chosen by measurement (benchmarks/RESULTS.md). A bare RetrievalOptions() stays pure dense.
         self.retrieval_options = retrieval_options or RetrievalOptions(**PRESETS["hybrid"])
         self.rag_options = rag_options or RagOptions(**PRESETS["hybrid"])
         self.identity = identity or Identity()
@@ -340,8 +340,9 @@ class Rag(RagAdmin):
         return await self.answer_cache.get_or_create(question, opts, who, compute)  # verified answers only
 
     async def _corrective_answer(self, question: str, opts: RagOptions, who: Identity) -> RagResponse:
-        """Seed 003 §17's corrective loop: retrieve → grade → answer, or rewrite and retry (capped),
-        then web search if configured, else an honest decline."""
+        """The corrective loop (after CRAG: Yan et al. 2024, "Corrective Retrieval Augmented Generation"):
+        retrieve → grade → answer, or rewrite and retry (capped), then web search if configured, else an
+        honest decline."""
         from ragwright.retrieve.strategies.crag_loop import CorrectiveAnswerLoop
         from ragwright.retrieve.strategies.options import CragOptions
 

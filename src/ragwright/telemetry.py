@@ -1,6 +1,6 @@
 """OpenTelemetry spans and metrics (``pip install 'ragwright[otel]'``), a no-op unless a provider is configured.
 
-Names (seed 000: "the ``ragnet.retrieve`` activity carries a ``retrieval.hybrid.path`` tag"):
+Names (stable; dashboards and alerts key on them):
 
 * span ``ragnet.retrieve`` — one retrieval pipeline run: ``retrieval.hybrid.path`` (``native`` or
   ``client``: whose fusion served it), ``retrieval.arms``, ``retrieval.top_k``, ``retrieval.result_count``;

@@ -1,4 +1,4 @@
-"""Permission-aware caches (seed 000 "Search Result Caching", seed 003 §18).
+"""Permission-aware caches.
 
 Layers: embeddings (:class:`CachedEmbedder`), retrieval results (``CachedRetriever``, a retrieval
 stage: :mod:`ragwright.retrieve.strategies.cached`, importable from here too), reranks

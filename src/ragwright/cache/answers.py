@@ -1,4 +1,4 @@
-"""The answer cache (seed 003 §18 "ANSWER EXACT"): a final answer with its citations, for the same
+"""The answer cache (exact match): a final answer with its citations, for the same
 question, options, models, prompt version, index version and ACL signature.
 
 Only answers that passed their checks are stored: never a decline, an answer the groundedness check

@@ -1,4 +1,4 @@
-"""Cache keys: everything that changes the answer, and the caller's permissions (seed 003 §18).
+"""Cache keys: everything that changes the answer, and the caller's permissions.
 
 A key holds the layer, the index version, the caller's ACL signature (tenant + sorted groups,
 hashed: :meth:`Identity.acl_signature`) and a digest of the rest — models, prompt version, the

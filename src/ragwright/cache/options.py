@@ -1,6 +1,6 @@
-"""Cache settings (seed 000 "Search Result Caching", seed 003 §18), frozen and validated.
+"""Cache settings, frozen and validated.
 
-TTLs in seconds: results **5 min**, embeddings **30 min** (seed 000's two levels), reranks and
+TTLs in seconds: results **5 min**, embeddings **30 min**, reranks and
 answers configurable. ``prompt_version`` goes into every key (change it when a prompt changes);
 ``namespace`` separates deployments sharing one Redis. ``max_entries`` bounds the in-process L1.
 """

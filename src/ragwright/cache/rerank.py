@@ -1,4 +1,4 @@
-"""The rerank cache: a reranker that remembers scores for (query, passages) (seed 003 §18).
+"""The rerank cache: a reranker that remembers scores for (query, passages).
 
 Keyed by the reranker's name, the query and the ordered hashes of the passages, plus the scope of the
 retrieval call it serves (index version, the caller's ACL signature, prompt version, filters) when a

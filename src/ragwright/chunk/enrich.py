@@ -1,4 +1,5 @@
-"""Contextual enrichment (seed 003 §4, "contextual enrichment"): a short prefix that situates each chunk.
+"""Contextual enrichment: a short prefix that situates each chunk (the LLM mode is Anthropic's
+"contextual retrieval", 2024).
 
 The prefix goes into ``Chunk.embed_text`` — what is embedded and what BM25 indexes — and never into
 ``Chunk.text``, which is displayed and cited. Two ways to write it:

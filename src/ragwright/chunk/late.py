@@ -1,4 +1,5 @@
-"""Late chunking (seed 003 §4 item 5; Günther et al. 2024, "Late Chunking"): a chunk's vector pooled
+"""Late chunking (Günther et al. 2024, "Late Chunking: Contextual Chunk Embeddings Using Long-Context
+Embedding Models"): a chunk's vector pooled
 from token embeddings computed over its document, not over the chunk alone.
 
 The document's chunks (their embedded text: section path and context prefix included) are joined

@@ -1,4 +1,4 @@
-"""Overlap between consecutive chunks of one section (seed 003 §5).
+"""Overlap between consecutive chunks of one section.
 
 ``overlap="sentences"`` repeats the last ``overlap_sentences`` whole sentences of the previous chunk;
 ``overlap="tokens"`` repeats about ``overlap_tokens`` cl100k tokens, starting at a word. Overlap is

@@ -1,4 +1,4 @@
-"""Parent-child chunking (seed 000 "Parent-Document Retrieval").
+"""Parent-child chunking (parent-document retrieval).
 
 The small children (the normal chunks) are embedded and searched; the large parents — consecutive
 children joined up to ``chunk_size`` characters — are stored without embedding. Parents are built

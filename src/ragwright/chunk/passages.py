@@ -1,4 +1,4 @@
-"""Merge adjacent hits of one document into passages (seed 003 §5 "merge adjacent hits").
+"""Merge adjacent hits of one document into passages.
 
 Two retrieved chunks of one document are adjacent when they are linked (``next_id``/``prev_id``)
 or, for chunks without links, when their positions are consecutive. A run of adjacent chunks becomes

@@ -1,4 +1,5 @@
-"""Propositional chunking (seed 003 §4 item 4; Chen et al. 2023, "Dense X Retrieval"): a chat model splits
+"""Propositional chunking (Chen et al. 2023, "Dense X Retrieval: What Retrieval Granularity Should We
+Use?"): a chat model splits
 each chunk into atomic, self-contained propositions, which are embedded and searched; a hit returns the
 chunk the proposition came from.
 

@@ -1,4 +1,4 @@
-"""Recursive (boundary-aware) chunking: the largest boundary that fits (seed 003 §4, option 2).
+"""Recursive (boundary-aware) chunking: the largest boundary that fits.
 
 A section (the text between two headings) that fits the budget is one chunk. Otherwise it is split
 into its blocks (paragraphs, lists, tables, code), and every block that is still too large is split

@@ -1,4 +1,4 @@
-"""Embedding-based semantic chunking (seed 003 §4, option 3).
+"""Embedding-based semantic chunking.
 
 Each section's prose is cut into sentences; tables, code blocks and lists stay whole as atomic units
 (split by row groups, lines or items only when one alone exceeds the budget). Every unit is embedded

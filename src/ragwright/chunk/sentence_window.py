@@ -1,4 +1,4 @@
-"""Sentence-window chunking (seed 003 §5): embed single sentences, hand the model their surroundings.
+"""Sentence-window chunking: embed single sentences, hand the model their surroundings.
 
 Each prose sentence is its own chunk — a precise embedding target — and carries in
 ``metadata["window"]`` the text of up to ``window_sentences`` chunks before and after it in the same

@@ -2,7 +2,8 @@
 
 A run is turned once into a matrix of gains (queries × k: the grade of the document at each rank,
 0 when unjudged) and every metric is a numpy expression over it. nDCG uses linear gain with a log2
-discount, as trec_eval, pytrec_eval and ranx do. Queries with no relevant document are left out of
+discount (Järvelin & Kekäläinen 2002, "Cumulated Gain-Based Evaluation of IR
+Techniques"), as trec_eval, pytrec_eval and ranx do. Queries with no relevant document are left out of
 every metric (as BEIR does); a judged query missing from the run scores 0.
 """
 

@@ -1,4 +1,4 @@
-"""Question-answering evaluation over an ingested store (seed 003 §19): ``ragwright eval QA.jsonl``.
+"""Question-answering evaluation over an ingested store: ``ragwright eval QA.jsonl``.
 
 Records are JSON lines ``{"id"?, "question", "answers": [...], "unanswerable": bool}``. Every
 question is asked with the store's defaults and scored:

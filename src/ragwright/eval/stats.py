@@ -1,7 +1,9 @@
-"""Bootstrap confidence intervals and paired comparisons (seed 003 §19).
+"""Bootstrap confidence intervals and paired comparisons.
 
-Percentile bootstrap over queries, seeded so a report is reproducible. A difference between two
-configurations is *significant* only when its paired interval excludes 0.
+Percentile bootstrap over queries (Efron & Tibshirani 1993, "An Introduction to the Bootstrap"; for IR
+evaluation, Sakai 2006, "Evaluating Evaluation Metrics Based on the Bootstrap"), seeded so a report is
+reproducible. A difference between two configurations is *significant* only when its paired interval
+excludes 0.
 """
 
 from __future__ import annotations

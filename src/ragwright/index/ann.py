@@ -2,11 +2,12 @@
 
 :class:`DenseIndex` holds the vectors of a store as one float32 matrix with sorted int64 keys (the
 SQLite store's rowids, the memory store's labels) and, once the collection reaches
-``AnnParams.threshold`` vectors, an HNSW graph over them. The graph is derived state: it follows the
-matrix incrementally (:meth:`DenseIndex.sync` diffs keys — and a per-key tag, so a reused key is
-noticed — then removes and adds only what changed) and can be kept in a snapshot file
-(:meth:`DenseIndex.save`), which a later :meth:`sync` loads and brings up to date instead of
-rebuilding.
+``AnnParams.threshold`` vectors, an HNSW graph over them (Malkov & Yashunin 2018, "Efficient and
+robust approximate nearest neighbor search using Hierarchical Navigable Small World graphs"). The
+graph is derived state: it follows the matrix incrementally (:meth:`DenseIndex.sync` diffs keys —
+and a per-key tag, so a reused key is noticed — then removes and adds only what changed) and can be
+kept in a snapshot file (:meth:`DenseIndex.save`), which a later :meth:`sync` loads and brings up to
+date instead of rebuilding.
 
 Filtered search keeps recall. The eligible positions (security + metadata filter) are given per
 query: a small eligible set (``<= exact_limit``) is scored exactly; otherwise the graph is searched

@@ -42,7 +42,7 @@ def chunk_document(
         base["parent_document_id"] = item.document_id
     out = []
     chunks = chunker.chunk(document)
-    # The language each chunk is written in (seed 003 §1): what BM25 stems it with, and a filter key.
+    # The language each chunk is written in: what BM25 stems it with, and a filter key.
     # Metadata that already names one (the user's, the source's or the parser's) is kept.
     detected: list[str | None] = (
         [None] * len(chunks) if "language" in base else chunk_languages([c.text for c in chunks])

@@ -1,7 +1,7 @@
 """Sparse (SPLADE) vectors at ingestion: encoded beside the dense embeddings, back-filled for chunks
 that have none (a store ingested before the encoder was configured, or after an encoder change).
 
-Degraded, never broken (seed 000): an encoding or storage failure is logged as ``sparse_ingest_failed``
+Degraded, never broken: an encoding or storage failure is logged as ``sparse_ingest_failed``
 and the chunks stay dense-only; the next run back-fills them.
 """
 

@@ -3,8 +3,8 @@
 One AST, translated per backend (the SQLite store compiles it to SQL; the memory store and the
 in-process indexes use :func:`matches`). A filter is applied inside every search arm *before* top-k.
 
-A plain mapping ``{"department": "finance", "page": 3}`` is the AND of equalities (seed 000's
-``MetadataFilter``); :func:`as_filter` turns it into the AST.
+A plain mapping ``{"department": "finance", "page": 3}`` is the AND of equalities;
+:func:`as_filter` turns it into the AST.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Specification filters over search results, composed with ``&``, ``|`` and ``~`` (seed 000).
+"""Specification filters over search results, composed with ``&``, ``|`` and ``~``
+(the Specification pattern: Evans & Fowler, "Specifications", 1997).
 
 They run in-process after the store returns results and can express what a database cannot
 (score thresholds, compound predicates). Security never rests on them: that is the store's filter.

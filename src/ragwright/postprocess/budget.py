@@ -1,4 +1,4 @@
-"""The token budget: whole chunks dropped, lowest ranked first, until the set fits (seed 000).
+"""The token budget: whole chunks dropped, lowest ranked first, until the set fits.
 
 Never truncates a chunk — a chunk cut mid-sentence is evidence an answer can cite while it no longer
 supports what it says. Counted in cl100k_base. Every drop is logged (``budget_dropped``) with counts.

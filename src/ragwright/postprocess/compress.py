@@ -1,4 +1,6 @@
-"""Contextual compression (seed 003 §12): keep the sentences of a passage that answer the question.
+"""Contextual compression: keep the sentences of a passage that answer the question (extractive
+compression as in RECOMP: Xu, Shi & Choi 2024, "RECOMP: Improving Retrieval-Augmented LMs with
+Compression and Selective Augmentation").
 
 * :func:`apply_windows` — sentence-window chunks hand over their window instead of the sentence.
 * :class:`EmbeddingCompressor` — extractive: every sentence of every passage embedded in one batch,

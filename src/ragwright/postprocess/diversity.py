@@ -1,5 +1,8 @@
 """Redundancy filtering and maximal marginal relevance over result vectors (pure functions).
 
+MMR: Carbonell & Goldstein 1998, "The Use of MMR, Diversity-Based Reranking for Reordering Documents
+and Producing Summaries".
+
 Both take results in rank order and their unit vectors (same order) and return indices to keep.
 """
 

@@ -48,7 +48,7 @@ def swap_parents(
 
     With *auto_merge* (a fraction), a parent replaces its children only when at least that share of
     its children were hit; otherwise the children stay. If any parent cannot be found (or is not
-    visible to *identity*), the results are returned unchanged with a warning (seed 000).
+    visible to *identity*), the results are returned unchanged with a warning.
     """
     wanted = list(dict.fromkeys(r.chunk.parent_id for r in results if r.chunk.parent_id))
     found = {p.id: p for p in lookup.get_parents(wanted, identity)}

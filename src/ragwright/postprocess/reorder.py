@@ -1,4 +1,8 @@
-"""Lost-in-the-middle reordering: the best results at both ends of the context, the weakest in the middle."""
+"""Lost-in-the-middle reordering: the best results at both ends of the context, the weakest in the middle.
+
+Language models use the start and the end of a long context best (Liu et al. 2024, "Lost in the
+Middle: How Language Models Use Long Contexts").
+"""
 
 from __future__ import annotations
 

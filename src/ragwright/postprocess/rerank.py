@@ -1,4 +1,5 @@
-"""The reranker seam and its failure semantics (seed 000 "Cross-encoder reranking").
+"""The reranker seam and its failure semantics (cross-encoder reranking: Nogueira & Cho 2019, "Passage
+Re-ranking with BERT").
 
 A reranker scores (query, passage) pairs; its scores replace the retrieval order and are on its own
 scale. If it fails, the original order is kept and ``rerank_failed`` is logged — retrieval never

@@ -2,7 +2,7 @@
 ``openai`` client can ask ragwright.
 
 The last user message is the question; the earlier turns are the conversation history (they condense
-follow-up questions and go to the chat model as seed 000 orders them). The answer carries its
+follow-up questions and go to the chat model as the earlier turns, before the question). The answer carries its
 ``[Source N]`` citations, followed by a "Sources:" list naming each cited document; the structured
 citations and sources are also in the response's ``ragwright`` field (ignored by clients that do not
 know it). ``stream: true`` sends OpenAI's server-sent ``chat.completion.chunk`` events and ``data: [DONE]``.

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 class ScoreScale(StrEnum):
-    """How a store's search scores should be read (seed 000 ``IScoreScaleAware``)."""
+    """How a store's search scores should be read."""
 
     SIMILARITY = "similarity"
     OPAQUE_RANKING = "opaque_ranking"
@@ -214,7 +214,7 @@ class IndexVersioned(Protocol):
     """A counter bumped in the same transaction as every chunk write, delete and ACL update.
 
     Cache keys include it, so no cached result survives a change of what the index holds or who may
-    see it (seed 003 §18: "version the index in the key, bump on ingestion").
+    see it (the index version is in the key and every ingestion bumps it).
     """
 
     def index_version(self) -> int: ...
@@ -248,7 +248,7 @@ class SparseSearch(Protocol):
 
 @runtime_checkable
 class HybridSearch(Protocol):
-    """A store that fuses dense and keyword search itself, in one call (seed 000 ``IHybridSearchable``).
+    """A store that fuses dense and keyword search itself, in one call.
 
     The pipeline uses it only when the call asks for nothing native fusion would lose
     (:mod:`ragwright.retrieve.dispatch`). ``hybrid_native_only``: the store's capability exists only on

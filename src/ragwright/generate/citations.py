@@ -1,4 +1,4 @@
-"""Citation checking (seed 003 §16 "answer validation") and the model's own declines.
+"""Citation checking and the model's own declines.
 
 Every ``[Source N]`` in an answer must name a source that was actually given: valid ones become
 :class:`~ragwright.model.results.Citation` objects, out-of-range numbers are reported as invalid, and an

@@ -41,7 +41,7 @@ def _check_history(value: Any) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class RagOptions(OptionsBase):
-    """Options of one ``ask`` call (seed 000 ``RagOptions``): retrieval settings plus answer settings.
+    """Options of one ``ask`` call: retrieval settings plus answer settings.
 
     The retrieval-related fields are forwarded verbatim to :class:`RetrievalOptions`.
     ``answer_mode``: ``"llm"`` asks the configured chat model (the prompt contract of

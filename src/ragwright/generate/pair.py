@@ -3,7 +3,7 @@
 The lexical answerability model (:mod:`ragwright.generate.answerability`) sees coverage, constraints
 and similarities; it cannot read that "the first Norman king" is not "the last", or that a sentence
 says something *about* the asked entity without answering. A model that reads the pair can. No PyPI
-package ships a cross-encoder's weights (DESIGN.md, "Offline models"), so the pair reader is the chat
+package ships a cross-encoder's weights, so the pair reader is the chat
 model itself: **P(yes) of "does this passage answer the question?"** from the next-token logits of one
 forward pass (:class:`~ragwright.models.llms.base.YesNoScorer`, the local llama.cpp model), over the
 best evidence unit and its neighbours — a short passage (about 150 tokens), not the whole prompt.

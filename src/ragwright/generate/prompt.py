@@ -1,4 +1,4 @@
-"""The prompt contract (seed 000 "What the model actually receives", "Conversation history").
+"""The prompt contract.
 
 Sources are labelled ``[Source N]`` and joined by ``\\n\\n---\\n\\n``; the block goes to the model as the
 final user message ``Context:\\n…\\n\\nQuestion: …``. The message order is a contract pinned by tests:
@@ -33,7 +33,7 @@ SOURCE_SEPARATOR: Final = "\n\n---\n\n"
 #: The exact sentence the default prompt asks for when the sources do not answer the question.
 DECLINE_SENTENCE: Final = "I cannot find the answer in the provided documents."
 
-#: Seed 000's default, followed by the data/decline/citation rules a small model needs spelled out.
+#: The usual grounded-answer system prompt, then the data/decline/citation rules a small model needs spelled out.
 #: Tuned on the local Qwen2.5-Coder-1.5B (11 questions: 10 right, every answer cited, every decline right;
 #: without "even in other words" it declined paraphrased questions, without "not, no and never" it
 #: flipped negations; a concrete example sentence was copied as the answer by the 0.5B model).

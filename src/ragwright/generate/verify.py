@@ -1,4 +1,4 @@
-"""Groundedness check (seed 003 §17 "VERIFY the answer is grounded in the evidence").
+"""Groundedness check.
 
 A judge call reads the sources and the answer and replies with a JSON verdict
 ``{"supported": bool, "unsupported_claims": [str]}``, validated before it is trusted. The answerer

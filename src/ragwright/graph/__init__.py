@@ -1,4 +1,5 @@
-"""GraphRAG (seed 003 §15): a grounded entity graph beside the chunks, searched under the caller's ACL.
+"""GraphRAG (after Edge et al. 2024, "From Local to Global: A Graph RAG Approach to Query-Focused
+Summarization"): a grounded entity graph beside the chunks, searched under the caller's ACL.
 
 * :mod:`~ragwright.graph.model` — mentions, relations and aliases, each with its chunk id and span;
   the :class:`~ragwright.graph.model.Extractor` protocol.

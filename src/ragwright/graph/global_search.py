@@ -1,4 +1,5 @@
-"""Global search (seed 003 §15): map-reduce over the community summaries the caller may fully see.
+"""Global search (Edge et al. 2024; Louvain communities: Blondel et al. 2008): map-reduce over the
+community summaries the caller may fully see.
 
 *Map*: every summary of the caller's tenant whose cited chunks the caller may all see (any one hidden
 and the summary is skipped whole) is scored against the question (cosine of the question and the

@@ -2,7 +2,7 @@
 
 The model reads one chunk (as data, never as instructions) and replies with JSON matching
 :data:`SCHEMA`; backends that support structured output enforce it. Everything it says is grounded
-before use (seed 003 §15): an entity must appear verbatim in the chunk (its first occurrence becomes
+before use: an entity must appear verbatim in the chunk (its first occurrence becomes
 the span), a relation must join two grounded entities and quote evidence found verbatim in the chunk
 (that quote becomes the relation's span). A reply that is not valid JSON, or a failed call, falls back
 to the rule extractor for that chunk and is counted (``fallbacks``). Calls, tokens and seconds go to

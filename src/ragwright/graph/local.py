@@ -1,4 +1,4 @@
-"""Local search (seed 003 §15): the question's entities → k hops → evidence chunks → fused with hybrid.
+"""Local search (after Edge et al. 2024): the question's entities → k hops → evidence chunks → fused with hybrid.
 
 1. **Seeds**: the entities the extractor finds in the question plus every 1–5-word n-gram of it that
    is a known entity key (so ``who directed big stone gap`` links without capitals; a single word the

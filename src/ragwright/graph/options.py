@@ -1,4 +1,4 @@
-"""``GraphOptions``: GraphRAG's settings, validated on construction (seed 003 §15)."""
+"""``GraphOptions``: GraphRAG's settings, validated on construction."""
 
 from __future__ import annotations
 

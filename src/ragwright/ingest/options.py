@@ -38,7 +38,7 @@ class IngestOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class ParentOptions(OptionsBase):
-    """Parent-document retrieval (seed 000): children are searched, parents of ``chunk_size`` characters
+    """Parent-document retrieval: children are searched, parents of ``chunk_size`` characters
     (``overlap`` shared between neighbours) are returned. Defaults 2048 / 100 as in the seed."""
 
     chunk_size: int = 2048

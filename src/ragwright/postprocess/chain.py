@@ -1,4 +1,4 @@
-"""The post-retrieval chain, in DESIGN.md's order: redundancy → MMR → rerank → trim to ``top_k`` →
+"""The post-retrieval chain, in this order: redundancy → MMR → rerank → trim to ``top_k`` →
 parents / auto-merge → neighbours → sentence windows → compression → token budget →
 lost-in-the-middle.
 

@@ -1,5 +1,4 @@
-"""Native vs client-side hybrid search: which path serves a call (seed 000, "How the hybrid path is
-selected").
+"""Native vs client-side hybrid search: which path serves a call.
 
 A store that fuses dense and keyword search itself (:class:`~ragwright.stores.base.HybridSearch`) is
 used only when the call asks for nothing native fusion would lose: hybrid search on with both arms,

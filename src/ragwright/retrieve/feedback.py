@@ -1,4 +1,4 @@
-"""Pseudo-relevance feedback: the query learns from its own best results (seed 003 §9).
+"""Pseudo-relevance feedback: the query learns from its own best results.
 
 :func:`rm3_query` builds the keyword arm's second query: the original terms plus the terms most likely
 in the feedback results (RM3: Abdul-Jaleel et al., "UMass at TREC 2004"), analysed exactly as the index

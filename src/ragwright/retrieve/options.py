@@ -44,7 +44,8 @@ DEFAULT_WEIGHTS: Final[dict[str, dict[str, float]]] = {
 
 @dataclass(frozen=True)
 class EnsembleOptions(OptionsBase):
-    """How the arms of hybrid search are fused (seed 000 ``EnsembleOptions``, seed 003 §10).
+    """How the arms of hybrid search are fused (convex combination vs RRF: Bruch, Gai & Ingber 2023, "An
+    Analysis of Fusion Functions for Hybrid Retrieval"; RRF: Cormack, Clarke & Büttcher 2009).
 
     ``method="convex"`` (the default): a convex combination of the arms' scores, each on a known scale —
     the dense arm's cosine as it is, the keyword and sparse arms' scores divided by the query's best
@@ -88,7 +89,7 @@ class EnsembleOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class FeedbackOptions(OptionsBase):
-    """Pseudo-relevance feedback (seed 003 §9): retrieve once, learn from the best results, retrieve again.
+    """Pseudo-relevance feedback: retrieve once, learn from the best results, retrieve again.
 
     ``rm3``: the keyword arm's query gains the ``terms`` most likely terms of the top ``documents``
     results (RM3: Abdul-Jaleel et al. 2004), weighted ``rm3_weight`` against the original terms.
@@ -120,7 +121,7 @@ class FeedbackOptions(OptionsBase):
 
 #: The retrieval modes by name: what ``ragwright search --mode``, ``ragwright eval --config`` and the
 #: server's ``mode`` mean, as option overrides. ``hybrid`` is the default of the ``Rag`` facade, the CLI
-#: and the server (seed 000's ``RetrievalOptions()`` stays pure dense search): dense + BM25 fused by a
+#: and the server (a bare ``RetrievalOptions()`` stays pure dense search): dense + BM25 fused by a
 #: convex combination, with Rocchio feedback — each part chosen by measurement (``benchmarks/RESULTS.md``).
 PRESETS: Final[dict[str, dict[str, Any]]] = {
     "hybrid": {"use_hybrid_search": True, "feedback": FeedbackOptions()},
@@ -177,7 +178,7 @@ class SearchOptions(OptionsBase):
 
     @property
     def sparse_active(self) -> bool:
-        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (seed 000: ``True`` without
+        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (``True`` without
         hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
         return self.use_hybrid_search and self.use_sparse_search is not False
 
@@ -298,7 +299,7 @@ class RetrievalOverrides(FlatRetrievalFields, total=False):
 
 @dataclass(frozen=True, init=False)
 class RetrievalOptions(OptionsBase):
-    """Options of one retrieval call (seed 000 ``RetrievalOptions``). All optional.
+    """Options of one retrieval call. All optional.
 
     With no options: five results, pure semantic search, no score floor.
     ``use_hyde``, ``use_multi_query``, ``use_parent_document`` and ``use_reranking`` are per-call

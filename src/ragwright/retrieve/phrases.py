@@ -1,4 +1,4 @@
-"""Quoted phrases: ``"exact words"`` in a query asks for that wording (seed 003 §10, "PHRASES").
+"""Quoted phrases: ``"exact words"`` in a query asks for that wording.
 
 The words of a phrase take part in every arm as usual; then the results whose text holds each quoted
 phrase — the same words, in the same order, adjacent (case-folded, punctuation ignored; CJK compared as

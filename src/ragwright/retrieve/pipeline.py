@@ -8,7 +8,7 @@ conversation history, trace, cache scope); :meth:`Retriever.run` returns a
 the request's cache scope; parents and neighbours come through the store's
 :class:`~ragwright.stores.base.ChunkLookup` (security-filtered inside every lookup).
 
-``min_score`` is a floor on the dense arm's cosine; BM25 hits bypass it (seed 000), and fused RRF
+``min_score`` is a floor on the dense arm's cosine; BM25 hits bypass it, and fused RRF
 scores are ordinal and never filtered by it. Every result carries its per-arm evidence; the path taken
 is logged as ``retrieval_path`` (debug).
 """
@@ -294,7 +294,7 @@ class Retriever(StageBase):
                 out["bm25"] = await to_thread(
                     self.store.search_keyword, query, depth, identity=call.identity, metadata_filter=flt
                 )
-        except Exception as exc:  # degrade, never break (seed 000)
+        except Exception as exc:  # degrade, never break
             log.warning("feedback_failed: %s: %s; the first pass serves the query", type(exc).__name__, exc)
             return hits_per_arm, branch.vector
         return out, vector
@@ -312,7 +312,7 @@ class Retriever(StageBase):
             return {}
         try:
             return dense_completions(vector, self.lookup.get_vectors(wanted))
-        except Exception as exc:  # degrade: fusion reads the dense arm's floor instead (seed 000)
+        except Exception as exc:  # degrade: fusion reads the dense arm's floor instead
             log.warning("dense_completion_failed: %s: %s; fusing without exact cosines", type(exc).__name__, exc)
             return {}
 
@@ -402,7 +402,7 @@ class Retriever(StageBase):
                 metadata_filter=flt,
                 min_score=options.min_score,
             )
-        except Exception as exc:  # degrade, never break (seed 000)
+        except Exception as exc:  # degrade, never break
             log.warning("sparse_failed: %s: %s; the other arms serve the query", type(exc).__name__, exc)
             return []
 

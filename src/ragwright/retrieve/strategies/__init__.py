@@ -1,4 +1,4 @@
-"""Retrieval strategies: decorators around a retriever (seed 000; seed 003 §15–17).
+"""Retrieval strategies: decorators around a retriever.
 
 Tag-based retrieval, time weighting, deep research, adaptive retrieval and corrective RAG, each a
 decorator around ``async retrieve(query, options, identity)``; :func:`compose.build_retriever`

@@ -1,4 +1,4 @@
-"""Adaptive retrieval (seed 000): classify the query, then size the retrieval to it.
+"""Adaptive retrieval (after Adaptive-RAG: Jeong et al. 2024): classify the query, then size the retrieval to it.
 
 Classification, in order:
 

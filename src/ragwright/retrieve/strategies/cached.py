@@ -1,4 +1,4 @@
-"""The retrieval result cache (seed 000 ``ResultCacheBehavior``; seed 003 §18 ``CachedRetriever``).
+"""The retrieval result cache.
 
 A retrieval stage (:class:`~ragwright.retrieve.request.RetrievalStage`) around the strategy stack.
 On a hit it skips everything below it — embedding, search, reranking, strategies. The key holds the

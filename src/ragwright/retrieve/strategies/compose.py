@@ -1,14 +1,13 @@
-"""Stack the strategies around a retriever, in the order the seeds give.
+"""Stack the strategies around a retriever, in a fixed order.
 
 Outermost first::
 
     result cache → tag → time-weighted → deep research → adaptive → corrective → pipeline
 
-(seed 000: ``TagRetriever → TimeWeightedRetriever → DeepResearchRetriever → PipelineRetriever``;
-DESIGN.md puts adaptive and corrective below deep research.) Tag filtering narrows the candidates
-before anything runs; time weighting re-scores the final set, after deep research has fused its
-pages; the result cache wraps the whole chain, so a hit skips all of it. Each layer honours its
-per-call switch in :class:`~ragwright.options.RetrievalOptions` and is installed only when configured.
+Tag filtering narrows the candidates before anything runs; time weighting re-scores the final set,
+after deep research has fused its pages; the result cache wraps the whole chain, so a hit skips all
+of it. Each layer honours its per-call switch in :class:`~ragwright.options.RetrievalOptions` and is
+installed only when configured.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Corrective RAG (seed 000 "Corrective RAG (CRAG)"; seed 003 §17): grade what was retrieved, and
+"""Corrective RAG (Yan et al. 2024, "Corrective Retrieval Augmented Generation"): grade what was retrieved, and
 when too little of it is relevant, fall back to web search.
 
 Grading (the score is the fraction of results judged relevant):

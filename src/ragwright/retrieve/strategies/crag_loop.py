@@ -1,4 +1,4 @@
-"""The corrective answer loop (seed 003 §17): grade → answer, or rewrite and retry, capped → decline.
+"""The corrective answer loop (after CRAG: Yan et al. 2024): grade → answer, or rewrite and retry, capped → decline.
 
 For the answer layer (``ask``): each attempt retrieves, grades the passages against the *question*
 (heuristic or chat model, see :class:`~ragwright.retrieve.strategies.crag.Grader`), and answers from

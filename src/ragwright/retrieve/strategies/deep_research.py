@@ -1,4 +1,4 @@
-"""Deep research (seed 000 "Deep Research Loop"): ask the model whether the context suffices; if not,
+"""Deep research: ask the model whether the context suffices; if not,
 retrieve its sub-queries and fuse everything by RRF.
 
 Up to ``max_depth`` sufficiency checks, each proposing up to ``sub_query_count`` sub-queries (run

@@ -1,4 +1,4 @@
-"""Options of the retrieval strategies (seed 000 decorators), frozen and validated on construction.
+"""Options of the retrieval strategies (decorators around a retriever), frozen and validated on construction.
 
 Defaults are the seed's. A bad value raises :class:`~ragwright.errors.ConfigError` from the line that
 configures it, never in the middle of a query. Re-exported from :mod:`ragwright.options`.
@@ -38,12 +38,12 @@ def _check_template(name: str, value: Any, placeholders: tuple[str, ...]) -> Non
 
 @dataclass(frozen=True)
 class TagRetrievalOptions(OptionsBase):
-    """Tag-based retrieval (seed 000): the query is matched against every tag value the caller may
+    """Tag-based retrieval: the query is matched against every tag value the caller may
     see, and the best value of up to ``top_k`` keys scoring at least ``min_score`` (cosine) is merged
     into the metadata filter.
 
     ``keys``: chunk metadata keys indexed as tags besides the caller's ingestion metadata (the
-    ``metadata=`` given to ``ingest``, seed 000's ``DocumentMetadata.Tags``). String values longer
+    ``metadata=`` given to ``ingest``). String values longer
     than ``max_value_length`` are not tags. ``relax_on_empty``: when the injected tags leave no
     result, retrieve again without them (a business filter is relaxed; a security filter never is).
     """
@@ -64,7 +64,7 @@ class TagRetrievalOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class TimeWeightedOptions(OptionsBase):
-    """Time-weighted retrieval (seed 000): ``score × e^(−decay_rate × age_hours)``.
+    """Time-weighted retrieval: ``score × e^(−decay_rate × age_hours)``.
 
     The timestamp is the first of ``updated_at``, ``created_at``, then ``fallback_metadata_keys`` in
     order that is present and parses (ISO 8601, or a number of seconds since the epoch); none → 1.0.
@@ -83,7 +83,7 @@ class TimeWeightedOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class DeepResearchOptions(OptionsBase):
-    """Deep research (seed 000): up to ``max_depth`` sufficiency checks, each proposing up to
+    """Deep research: up to ``max_depth`` sufficiency checks, each proposing up to
     ``sub_query_count`` sub-queries. ``sufficiency_prompt`` replaces the built-in prompt and must
     contain ``{query}``, ``{context}`` and ``{count}``; ``context_chars`` bounds the context shown."""
 
@@ -101,7 +101,7 @@ class DeepResearchOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class AdaptiveOptions(OptionsBase):
-    """Adaptive retrieval (seed 000): the query is classified simple / complex / multi-hop and gets
+    """Adaptive retrieval: the query is classified simple / complex / multi-hop and gets
     ``top_k`` 3 / 8 / 10; multi-query on for complex and multi-hop, HyDE only for multi-hop.
     ``use_llm``: ask the chat model when the heuristic cannot decide (default complex otherwise)."""
 
@@ -118,7 +118,7 @@ class AdaptiveOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class CragOptions(OptionsBase):
-    """Corrective RAG (seed 000, seed 003 §17). The per-call switch, threshold and fallback mode are
+    """Corrective RAG. The per-call switch, threshold and fallback mode are
     ``RetrievalOptions.use_crag`` / ``crag_score_threshold`` / ``crag_fallback_mode``.
 
     ``grader``: ``"heuristic"`` (a chunk matches when ``overlap_threshold`` of the query's tokens

@@ -1,4 +1,4 @@
-"""Tag-based retrieval (seed 000): the query discovers which tag to filter on.
+"""Tag-based retrieval: the query discovers which tag to filter on.
 
 At ingestion, :class:`TagIndexer` (an ingestion hook) embeds each unique (key, value) tag once per
 embedding model and links documents to their tags. At query time, :class:`TagRetriever` embeds the
@@ -72,7 +72,7 @@ def document_tags(
 
 
 def _tag_text(value_json: str) -> str:
-    """What is embedded for a tag: its value (seed 000), as text."""
+    """What is embedded for a tag: its value, as text."""
     value = decode_value(value_json)
     if isinstance(value, bool):
         return "true" if value else "false"

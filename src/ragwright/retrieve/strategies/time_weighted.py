@@ -1,4 +1,4 @@
-"""Time-weighted retrieval (seed 000): ``score × e^(−λ × age_hours)`` on the final result set.
+"""Time-weighted retrieval: ``score × e^(−λ × age_hours)`` on the final result set.
 
 A chunk's timestamp is the first of ``updated_at``, ``created_at`` and then the configured fallback
 keys that is present and parses (ISO 8601; a number is seconds since the epoch; a naive time is UTC).

@@ -1,4 +1,4 @@
-"""Query transforms: rewriting, multi-query, HyDE and self-query (seed 000; seed 003 §8–9, §13)."""
+"""Query transforms: rewriting, multi-query, HyDE (Gao et al. 2022) and self-query."""
 
 from ragwright.retrieve.transforms.options import (
     AllowedField,

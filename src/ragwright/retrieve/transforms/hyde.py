@@ -1,4 +1,5 @@
-"""Hypothetical document embeddings with multi-hypothesis averaging (seed 000 "HyDE v2").
+"""Hypothetical document embeddings with multi-hypothesis averaging (HyDE: Gao et al. 2022, "Precise
+Zero-Shot Dense Retrieval without Relevance Labels").
 
 ``hypothesis_count`` short passages answering the question are written at ``hypothesis_temperature``
 (at most ``max_parallel`` generations at a time, shared by every branch of one retrieval), embedded

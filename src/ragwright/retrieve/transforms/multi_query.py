@@ -1,4 +1,5 @@
-"""Multi-query expansion (seed 000 "Multi-query retrieval"; seed 003 §9).
+"""Multi-query expansion: paraphrases of the query, their results fused with RRF (Cormack, Clarke &
+Büttcher 2009).
 
 One chat call turns the question into ``variant_count`` alternative phrasings, one per line. Each
 variant then runs the search arms and the planner fuses every ranking with RRF, the original query at

@@ -1,4 +1,4 @@
-"""Typed, frozen options of the query transforms (seed 000 HyDE/multi-query; seed 003 §8–9, §13).
+"""Typed, frozen options of the query transforms.
 
 A transform runs only when it is *configured* (its options given to :class:`TransformOptions`, which
 the :class:`~ragwright.retrieve.Retriever` takes with a chat model) **and** the per-call switch of
@@ -64,7 +64,7 @@ def _check_weight(name: str, value: Any) -> None:
 
 @dataclass(frozen=True)
 class MultiQueryOptions(OptionsBase):
-    """Multi-query expansion (seed 000): ``variant_count`` paraphrases from one chat call.
+    """Multi-query expansion: ``variant_count`` paraphrases from one chat call.
 
     ``prompt_template`` must contain ``{count}`` and ``{query}``. Each variant runs the search arms
     and every ranking is fused with RRF, each variant at ``variant_weight`` and the original query at
@@ -90,7 +90,7 @@ class MultiQueryOptions(OptionsBase):
 
 @dataclass(frozen=True)
 class HydeOptions(OptionsBase):
-    """Hypothetical document embeddings, multi-hypothesis (seed 000 "HyDE v2").
+    """Hypothetical document embeddings, multi-hypothesis.
 
     ``hypothesis_count`` passages (1 = classic single-document HyDE) are written at
     ``hypothesis_temperature``, at most ``max_parallel`` at a time, embedded in one batch, and the
@@ -125,7 +125,7 @@ def _pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class RewriteOptions(OptionsBase):
-    """Query rewriting (seed 003 §8): one structured chat call plus a deterministic glossary.
+    """Query rewriting: one structured chat call plus a deterministic glossary.
 
     * ``glossary``: term → expansion (``{"PTO": "paid time off"}``), applied without a model; an
       all-capitals term matches case-sensitively (an acronym), any other term case-insensitively.
@@ -260,7 +260,7 @@ def _fields(value: Any) -> tuple[tuple[str, AllowedField], ...]:
 
 @dataclass(frozen=True)
 class SelfQueryOptions(OptionsBase):
-    """Self-query (seed 003 §13): the model proposes *business* filters; only allow-listed fields,
+    """Self-query: the model proposes *business* filters; only allow-listed fields,
     operators and values survive, built as typed filter objects (never spliced into filter text).
 
     ``mode="hard"`` filters inside every arm and, when fewer than ``min_results`` results come back,
@@ -315,9 +315,9 @@ class TransformOptions(OptionsBase):
     """Which query transforms are configured, and the original query's weight in fusion.
 
     A transform left ``None`` never runs. ``original_weight`` must be above every other query weight
-    (the original always participates with the highest weight, seed 003 §9).
+    (the original always participates with the highest weight).
 
-    Cost: multi-query and HyDE multiply (seed 000). Every query branch (the original, each variant,
+    Cost: multi-query and HyDE multiply. Every query branch (the original, each variant,
     each rewrite output) runs its own HyDE generation: ``branches × hypothesis_count`` chat calls,
     12 per query with the defaults (3 variants + the original, 3 hypotheses), plus one call each for
     multi-query, rewriting and self-query, and ``branches × arms`` searches.

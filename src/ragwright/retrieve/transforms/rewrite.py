@@ -1,4 +1,5 @@
-"""Query rewriting (seed 003 §8): a deterministic glossary plus one structured chat call.
+"""Query rewriting (after Ma et al. 2023, "Query Rewriting for Retrieval-Augmented Large Language Models"):
+a deterministic glossary plus one structured chat call.
 
 The model condenses the last few conversation turns into a standalone question, lists keywords for
 the BM25 arm, splits genuinely multi-part questions, optionally writes a broader step-back question,

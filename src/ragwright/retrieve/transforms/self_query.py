@@ -1,4 +1,4 @@
-"""Self-query (seed 003 §13): the model proposes business filters; the allow-list decides.
+"""Self-query: the model proposes business filters; the allow-list decides.
 
 The reply ``{"search_text": …, "filters": [{"field", "op", "value"}]}`` is checked clause by clause:
 the field must be allow-listed, the operator allowed for it, the value of the field's kind and in its

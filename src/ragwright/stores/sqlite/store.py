@@ -6,7 +6,7 @@ and applied before top-k; scoring runs on an in-memory matrix of the vectors, re
 changes (also when another process wrote it: ``PRAGMA data_version``); past the ANN threshold the
 float32 vectors stay in the file and only the HNSW graph is in memory (see ``search.py``).
 
-``collection`` is the stale-data guard of seed 000: when a name is given and the file holds a
+``collection`` is a stale-data guard: when a name is given and the file holds a
 different one, every persisted row is wiped before use (logged as ``collection_mismatch_wiped``).
 
 Several processes may use one file. Readers never wait for a writer (WAL: a read sees the last

@@ -63,6 +63,8 @@ def measure(name: str, source: Source, embedder_spec: str) -> list[str]:
     start = time.perf_counter()
     embedder.embed_documents(texts)
     bare = time.perf_counter() - start
+    for failure in report.failed:  # what was not indexed, and why (a timeout under load shows here)
+        print(f"  failed: {Path(failure.document).name} [{failure.stage}] {failure.reason[:120]}", flush=True)
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(report.stage_seconds.items()))
     parse = report.stage_seconds.get("parse", 0.0)
     return [

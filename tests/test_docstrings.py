@@ -29,6 +29,8 @@ CITATIONS = {
     "eval/metrics.py": "Järvelin & Kekäläinen 2002",
     "eval/stats.py": "Efron & Tibshirani 1993",
     "retrieve/feedback.py": "Rocchio 1971",
+    "retrieve/fusion.py": "Cormack, Clarke & Büttcher 2009",
+    "index/bm25.py": "Robertson & Zaragoza 2009",
     "retrieve/options.py": "Bruch, Gai & Ingber 2023",
     "retrieve/transforms/hyde.py": "Gao et al. 2022",
     "retrieve/transforms/multi_query.py": "Cormack, Clarke &",

@@ -1,6 +1,7 @@
 """An incremental, thread-safe, in-memory BM25 index.
 
-Scoring is Lucene's BM25 (what ``bm25s`` calls ``method="lucene"``)::
+Scoring is BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond")
+in Lucene's variant (what ``bm25s`` calls ``method="lucene"``)::
 
     idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
     score(q,d) = Σ_{t in q} idf(t) · tf(t,d) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl))

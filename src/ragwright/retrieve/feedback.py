@@ -1,9 +1,10 @@
 """Pseudo-relevance feedback: the query learns from its own best results.
 
 :func:`rm3_query` builds the keyword arm's second query: the original terms plus the terms most likely
-in the feedback results (RM3: Abdul-Jaleel et al., "UMass at TREC 2004"), analysed exactly as the index
-analyses text. :func:`rocchio` moves the dense query vector towards the feedback results' vectors
-(Rocchio 1971). Both are pure functions; :class:`~ragwright.options.FeedbackOptions` says when they run.
+in the feedback results (RM3: Abdul-Jaleel et al. 2004, "UMass at TREC 2004", over the relevance model
+of Lavrenko & Croft 2001), analysed exactly as the index analyses text. :func:`rocchio` moves the
+dense query vector towards the feedback results' vectors (Rocchio 1971). Both are pure functions;
+:class:`~ragwright.options.FeedbackOptions` says when they run.
 """
 
 from __future__ import annotations

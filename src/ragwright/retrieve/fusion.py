@@ -1,5 +1,8 @@
 """Fusion of ranked lists from several search arms: pure functions keyed by chunk id.
 
+Reciprocal rank fusion: Cormack, Clarke & Büttcher 2009, "Reciprocal Rank Fusion outperforms Condorcet
+and individual Rank Learning Methods"; convex combination: Bruch, Gai & Ingber 2023.
+
 Every fused hit keeps each arm's rank and score (explainable fusion). RRF uses only ranks, so its
 scores are ordinal (about ``1/60`` per arm) and are never compared with ``min_score``. Convex fusion
 (the default, :func:`convex`) adds the arms' scores on known scales: see ``EnsembleOptions``.

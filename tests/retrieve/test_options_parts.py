@@ -120,6 +120,12 @@ def test_per_call_overrides_are_typed_on_the_public_api() -> None:
     for method in (Rag.ask, Rag.aask, Rag.ask_stream, Rag.aask_stream):
         hint = _override_type(method)
         assert typing.get_origin(hint) is typing.Unpack and typing.get_args(hint) == (public.RagOverrides,)
+    for method, typed in (
+        (RetrievalOptions.merged, RetrievalOverrides),
+        (public.RagOptions.merged, public.RagOverrides),
+    ):
+        hint = _override_type(method)
+        assert typing.get_origin(hint) is typing.Unpack and typing.get_args(hint) == (typed,)
     # the typed keys are exactly what the options accept (their types are checked by mypy --strict)
     keys = {k for cls in RetrievalOverrides.__mro__ for k in getattr(cls, "__annotations__", {})}
     assert keys == set(RetrievalOptions.field_names()) == RetrievalOverrides.__optional_keys__

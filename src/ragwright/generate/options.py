@@ -6,8 +6,8 @@ home, :mod:`ragwright.retrieve.options`, when used (never at import: generation 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
 from ragwright.errors import ConfigError
@@ -112,6 +112,12 @@ class RagOptions(OptionsBase):
         check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)
         check_choice("answerability", self.answerability, ("model", "off"))
         check_float("answerability_threshold", self.answerability_threshold, lo=0.0, hi=1.0, optional=True)
+
+    def merged(self, **overrides: Unpack[RagOverrides]) -> RagOptions:  # type: ignore[override]
+        """A copy with *overrides* (typed) applied and validated again; unknown keys are refused."""
+        self.check_keys(list(overrides))
+        changes: dict[str, Any] = dict(overrides)
+        return replace(self, **changes)
 
     @classmethod
     def retrieval_fields(cls) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ per-call overrides (``Rag.search(q, **overrides)``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Literal, TypedDict, Unpack
 
 from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
@@ -361,6 +361,12 @@ class RetrievalOptions(OptionsBase):
             raise ConfigError.invalid("filter", self.filter, "a ragwright.Spec (MinScoreSpec, HasTagSpec …) or None")
         check_int("mmr_candidate_count", self.mmr_candidate_count, minimum=self.top_k, optional=True)
         check_int("candidate_count", self.candidate_count, minimum=self.top_k, optional=True)
+
+    def merged(self, **overrides: Unpack[RetrievalOverrides]) -> RetrievalOptions:  # type: ignore[override]
+        """A copy with *overrides* (flat names, parts or top-level fields; typed) applied and validated again."""
+        self.check_keys(list(overrides))
+        changes: dict[str, Any] = dict(overrides)  # flat names go through __init__ to their part
+        return replace(self, **changes)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

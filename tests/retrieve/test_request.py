@@ -90,7 +90,8 @@ def test_ask_passes_the_conversation_history_on_the_request() -> None:
     history = [{"role": "user", "content": "about refunds"}]
     rag.ask("and how fast?", conversation_history=history)
     (request,) = bottom.requests
-    assert [m.content for m in request.history] == ["about refunds"] and request.trace is not None and request.query == "and how fast?"
+    assert [m.content for m in request.history] == ["about refunds"]
+    assert request.trace is not None and request.query == "and how fast?"
 
 
 def test_the_outcome_is_typed_and_its_flat_view_round_trips() -> None:

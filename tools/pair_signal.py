@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import squad_data
 from train_answerability import balanced_accuracy, best_threshold, model_from, predict
 
-from ragwright.eval.stats import balanced_accuracy_ci
+from ragwright.eval.stats import balanced_accuracy_ci, paired_bootstrap
 from ragwright.generate.answerability import answer_model, judge
 from ragwright.generate.evidence import EmbeddingCache, gather
 from ragwright.generate.pair import PAIR_FEATURES, logit, passage, prompt
@@ -205,6 +205,15 @@ def main() -> None:
         signs = {"lex_logit": 1, "pair_logit": 1}
         stacked = model_from(PAIR_FEATURES, x, y, 1.0, threshold, meta, signs)
         ph = predict(stacked, xh[:, [PAIR_FEATURES.index(f) for f in stacked.features]])
+        # paired: each question's correctness weighted so the mean is the balanced accuracy
+        n_pos, n_neg = int((yh == 1).sum()), int((yh == 0).sum())
+        weight = np.where(yh == 1, len(yh) / (2 * max(n_pos, 1)), len(yh) / (2 * max(n_neg, 1)))
+        lex_ok = (np.array([r["lex_p"] for r in held_m]) >= lex_t) == (yh == 1)
+        stack_ok = (ph >= threshold) == (yh == 1)
+        diff = paired_bootstrap(
+            {r["id"]: float(w * ok) for r, w, ok in zip(held_m, weight, lex_ok, strict=True)},
+            {r["id"]: float(w * ok) for r, w, ok in zip(held_m, weight, stack_ok, strict=True)},
+        )
         seconds = cost(llm, held_m, args.cost_n)
         print(
             f"\n{llm.name}: threshold {threshold} (train out-of-fold SQuAD balanced {oof_bacc:.3f}), "
@@ -214,6 +223,11 @@ def main() -> None:
         print(report("lexical gate (shipped)", yh, np.array([r["lex_p"] for r in held_m]) >= lex_t))
         print(report("pair P(yes) alone", yh, 1 / (1 + np.exp(-xh[:, 1])) >= pair_t))
         print(report("stacked (lexical + pair)", yh, ph >= threshold))
+        iv = diff.difference
+        print(
+            f"  stacked - lexical (paired): {iv.mean:+.3f} [{iv.low:+.3f}, {iv.high:+.3f}], "
+            f"{diff.wins} questions better, {diff.losses} worse"
+        )
         print(
             f"  pair cost per question (nothing reused): median {statistics.median(seconds) * 1000:.0f} ms, "
             f"max {max(seconds) * 1000:.0f} ms"

@@ -64,9 +64,18 @@ STACKED = LogisticModel(("lex_logit", "pair_logit"), (0.0, 0.0), (1.0, 1.0), (0.
 QUESTION = "When was IBM founded?"
 
 
-def answer_with(chat: YesNoChat, monkeypatch: pytest.MonkeyPatch, weights: LogisticModel | None) -> RagResponse:
+def answer_with(
+    chat: YesNoChat, monkeypatch: pytest.MonkeyPatch, weights: LogisticModel | None, *, pair_gate: bool = True
+) -> RagResponse:
     monkeypatch.setattr(llm_answer, "pair_model", lambda name: weights)
-    return LlmAnswerer(chat, embedder=default_embedder()).answer(QUESTION, SOURCES, RagOptions())
+    return LlmAnswerer(chat, embedder=default_embedder(), pair_gate=pair_gate).answer(QUESTION, SOURCES, RagOptions())
+
+
+def test_the_pair_gate_is_a_switch_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not LlmAnswerer(ScriptedChat()).pair_gate
+    chat = YesNoChat(0.01, default="In 1911 [Source 1].")
+    response = answer_with(chat, monkeypatch, STACKED, pair_gate=False)
+    assert not response.declined and chat.scored == [] and len(chat.calls) == 1
 
 
 def test_the_lexical_gate_alone_lets_this_question_through(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -130,7 +130,7 @@ def test_an_image_is_read_through_ocr_with_the_flag_on_every_element(engine_slot
     assert doc.mime_type == "image/png" and doc.metadata["ocr_pages"] == 1
     assert all(e.kind is ElementKind.PARAGRAPH and e.page is None for e in doc.elements)
     assert all(e.attributes["ocr"] is True and e.attributes["engine"] == "fake" for e in doc.elements)
-    assert engine.images[0].size == (300, 120)  # as given: enlarging was measured not to help
+    assert engine.images[0].size == (900, 360)  # a small image is enlarged (at most 3x) before OCR
 
 
 def test_multi_page_tiff_keeps_page_numbers(engine_slot: None) -> None:

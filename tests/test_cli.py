@@ -38,7 +38,8 @@ def test_ingest_search_ask_reopen_remove(tmp_path: Path, shared: Path) -> None:
 
     found = as_json("--store", store, "search", "steps to reproduce the bug", "--top-k", "3")["results"]
     assert len(found) == 3
-    assert set(found[0]) == {"chunk_id", "document_id", "score", "text", "section_path", "page", "arms"}
+    assert set(found[0]) == {"chunk_id", "document_id", "score", "text", "section_path", "page", "arms", "scanned"}
+    assert found[0]["scanned"] is False
     assert found[0]["document_id"].endswith("bug_report.md")
     assert {"dense", "bm25"} <= set(found[0]["arms"])  # both arms found it; fused by convex combination
 

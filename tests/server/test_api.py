@@ -59,7 +59,8 @@ def test_search_has_the_cli_result_shape(client: TestClient) -> None:
     assert response.status_code == 200
     body = response.json()
     top = body["results"][0]
-    assert set(top) == {"chunk_id", "document_id", "score", "text", "section_path", "page", "arms"}
+    assert set(top) == {"chunk_id", "document_id", "score", "text", "section_path", "page", "arms", "scanned"}
+    assert top["scanned"] is False
     assert top["section_path"] == ["Refunds", "Policy"] and "30 days" in top["text"]
     assert set(top["arms"]) == {"dense", "bm25"} and top["arms"]["bm25"]["rank"] == 1
     assert body["documents"][top["document_id"]]["title"] == "Refunds"

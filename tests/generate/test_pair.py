@@ -51,3 +51,11 @@ def test_the_passage_is_the_best_unit_with_its_neighbours() -> None:
     ev = gather(analyze("When was IBM founded?"), results, HashingEmbedder())
     i = next(k for k, u in enumerate(ev.units) if "1911" in u.text)
     assert passage(ev, i) == f"{before} {unit} {after}"
+
+
+def test_the_shipped_weights_load_for_the_local_small_model() -> None:
+    models = load_pair_models()
+    assert models, "pair_models.json ships with the package"
+    for name, model in models.items():
+        assert name.startswith("llama.cpp:") and set(model.features) <= {"lex_logit", "pair_logit"}
+        assert 0.0 < model.threshold < 1.0 and all(c > 0 for c in model.coef)  # both readings push the same way

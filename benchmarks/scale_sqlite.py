@@ -81,24 +81,28 @@ POSTGRES_1M = [
 
 def timed(
     plan: Sequence[tuple[str, Callable[[str], Any]]], queries: Sequence[str], warm: int = 20
-) -> dict[str, list[float]]:
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Per-query wall times of every measurement after a warm-up on *warm* queries, interleaved query by
     query with the order rotated each time: the first measurement of a query reads its rows from the file
     (or the disk, when the OS page cache of the 4.5 GB file was reclaimed), the next ones find them
-    cached, so each measurement goes first equally often."""
+    cached, so each measurement goes first equally often. Also the CPU time of each (``time.process_time``,
+    every thread of this process): on a loaded machine the wall time includes waiting for a core."""
     for q in queries[:warm]:
         for _, fn in plan:
             fn(q)
     out: dict[str, list[float]] = {name: [] for name, _ in plan}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in plan}
     for i, q in enumerate(queries):
         turn = i % len(plan)
         for name, fn in [*plan[turn:], *plan[:turn]]:
+            c0 = time.process_time()
             start = time.perf_counter()
             fn(q)
             out[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - c0)
         if (i + 1) % 50 == 0:
             log(f"    {i + 1}/{len(queries)} queries")
-    return out
+    return out, cpu
 
 
 def page_cache_mb() -> float:
@@ -152,14 +156,16 @@ def child(args: argparse.Namespace) -> int:
         for p in snapshot_files(store_path, args.rebuild_derived):
             p.unlink()
     out["rss_process_mb"] = rss_mb()
-    start = time.perf_counter()
+    out["load_cold"] = os.getloadavg()[0]
+    c0, start = time.process_time(), time.perf_counter()
     store = SqliteStore(store_path)
     full = Rag(store, embedder)
     out["open_s"] = time.perf_counter() - start
     out["rss_open_mb"] = rss_mb()
-    start = time.perf_counter()
+    c1, start = time.process_time(), time.perf_counter()
     full.search(queries[0])  # the default options: hybrid, top 5
     out["first_search_s"] = time.perf_counter() - start
+    out["open_cpu_s"], out["first_search_cpu_s"] = c1 - c0, time.process_time() - c1
     out["rss_first_search_mb"] = rss_mb()
     out["chunks"] = store.count_chunks()
     out["dense_graph"] = bool(store._dense_index().uses_ann)
@@ -183,10 +189,12 @@ def child(args: argparse.Namespace) -> int:
             ("rag.search hybrid (full)", lambda q: full.search(q)),
         ]
         load_before, cache_before = os.getloadavg(), page_cache_mb()
-        times = timed(plan, queries)
+        times, cpu = timed(plan, queries)
         out["load_during"] = [load_before[0], os.getloadavg()[0]]
         out["page_cache_mb"] = [cache_before, page_cache_mb()]
-        out["latency_ms"] = {name: [percentile(t, 0.5), percentile(t, 0.95)] for name, t in times.items()}
+        out["latency_ms"] = {
+            name: [percentile(t, 0.5), percentile(t, 0.95), percentile(cpu[name], 0.5)] for name, t in times.items()
+        }
         out["rss_after_queries_mb"] = rss_mb()
     out["peak_rss_mb"] = peak_mb()
     store.close()
@@ -317,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             (
                 f"warm-up, {label}: open + first rag.search",
-                f"{r['open_s']:.2f} + {r['first_search_s']:.2f} s (dense graph: {'yes' if r['dense_graph'] else 'no'})",
+                f"{r['open_s']:.2f} + {r['first_search_s']:.2f} s (CPU {r['open_cpu_s']:.2f} + "
+                f"{r['first_search_cpu_s']:.2f} s; load {r['load_cold']:.1f}; dense graph: "
+                f"{'yes' if r['dense_graph'] else 'no'})",
             )
         )
         rows.append(
@@ -329,8 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                 + f", peak {r['peak_rss_mb']:.0f} MB",
             )
         )
-    for name, (p50, p95) in warm["latency_ms"].items():
-        rows.append((f"{name} p50 / p95", f"{p50:.2f} / {p95:.2f} ms"))
+    for name, (p50, p95, cpu50) in warm["latency_ms"].items():
+        rows.append((f"{name} p50 / p95 (CPU p50)", f"{p50:.2f} / {p95:.2f} ms ({cpu50:.2f} ms)"))
     for name, value in POSTGRES_1M:
         rows.append((f"[quoted] {name}", value))
     width = max(len(r[0]) for r in rows)
@@ -338,13 +348,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name.ljust(width)}  {value}")
     gb = warm["rss_after_queries_mb"] / 1024
     first = runs[0][1]
-    p50 = warm["latency_ms"]["rag.search hybrid (full)"][0]
+    p50, _, p50_cpu = warm["latency_ms"]["rag.search hybrid (full)"]
     p50_cached = warm["latency_ms"]["rag.search hybrid (cached q-vec)"][0]
     print(
         f"goal RSS <= 2.5 GB: {gb:.2f} GB after opening and the timed queries ({'met' if gb <= 2.5 else 'NOT met'}; "
         f"peak {warm['peak_rss_mb'] / 1024:.2f} GB; {runs[0][0]}: {first['rss_first_search_mb'] / 1024:.2f} GB "
         f"after the first search, peak {first['peak_rss_mb'] / 1024:.2f} GB); goal hybrid p50 <= 20 ms: "
-        f"{p50:.1f} ms with the query embedding ({'met' if p50 <= 20 else 'NOT met'}), {p50_cached:.1f} ms without"
+        f"{p50:.1f} ms with the query embedding ({'met' if p50 <= 20 else 'NOT met'}), {p50_cached:.1f} ms without; "
+        f"CPU p50 {p50_cpu:.1f} ms with the embedding"
     )
     return 0
 

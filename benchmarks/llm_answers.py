@@ -49,35 +49,34 @@ from ragwright.generate.question import analyze
 from ragwright.model.results import RagResponse
 from ragwright.models.llms.base import YesNoScorer
 
-_SUFFIX = re.compile(r" \[Source \d+(?:, \d+)*\]$")
+_SUFFIX = re.compile(r" \[Source \d+(?:, \d+)*\]")
 METRICS = ("balanced_decline_accuracy", "answer_accuracy", "citation_correct", "faithfulness")
 
 
-def timed_answer(rag: Any, question: str) -> tuple[RagResponse, float | None, int, float]:
-    """(response, seconds to the first token, deltas, seconds of generation) of one ungated LLM answer."""
+def timed_answer(rag: Any, question: str) -> tuple[RagResponse, float | None, int, float, str]:
+    """(response, seconds to the first token, deltas, seconds of generation, the model's own text) of one
+    ungated LLM answer. An attached citation arrives as one final delta (" [Source N]"), which a model's
+    token stream never produces in one piece, so the model's own text is the deltas before it."""
     stream = rag.ask_stream(question, answerability="off")
     start = time.perf_counter()
     first: float | None = None
-    deltas = 0
-    for _ in stream:
+    deltas: list[str] = []
+    for delta in stream:
         if first is None:
             first = time.perf_counter() - start
-        deltas += 1
-    return stream.response, first, deltas, time.perf_counter() - start
+        deltas.append(delta)
+    own = "".join(deltas[:-1]) if len(deltas) > 1 and _SUFFIX.fullmatch(deltas[-1]) else "".join(deltas)
+    return stream.response, first, len(deltas), time.perf_counter() - start, own
 
 
-def citations_as(response: RagResponse, attach: bool) -> RagResponse:
+def citations_as(response: RagResponse, attach: bool, own: str | None = None) -> RagResponse:
     """*response* with the citations the model wrote itself (``attach=False``) or with the sources of an
-    uncited answer attached as :class:`~ragwright.generate.llm_answer.LlmAnswerer` does now (``True``),
-    whichever code generated it (an attached suffix is recognised: it is exactly what would be attached)."""
+    uncited answer attached as :class:`~ragwright.generate.llm_answer.LlmAnswerer` does now (``True``).
+    *own* is the model's own text when it was recorded; rows without it (answers generated before
+    attachment existed) are the model's own text as they stand."""
     if response.declined:
         return response
-    text = response.answer
-    tail = _SUFFIX.search(text)
-    head = text[: tail.start()] if tail else ""
-    attached = tail and citation_suffix(head.rstrip(), response.sources) == tail.group(0)
-    if attached and check_citations(head, response.sources).uncited:
-        text = head  # attached by the answerer, not written by the model
+    text = own if own is not None else response.answer
     if attach and check_citations(text, response.sources).uncited:
         text = text.rstrip() + citation_suffix(text.rstrip(), response.sources)
     report = check_citations(text, response.sources)
@@ -123,7 +122,8 @@ def qa_run(
             row["llm"] = RagResponse(NOT_ANSWERED, tuple(results), declined=True, decline_reason="gated")
             row["first"], row["deltas"], row["seconds"] = None, 0, 0.0
         else:
-            row["llm"], row["first"], row["deltas"], row["seconds"] = timed_answer(rag, item.question)
+            answer = timed_answer(rag, item.question)
+            row["llm"], row["first"], row["deltas"], row["seconds"], row["own"] = answer
         rows[item.question] = row
         path.write_bytes(pickle.dumps(rows))
         if n % 10 == 0:
@@ -141,7 +141,7 @@ def qa_run(
     def gated(kind: str, attach: bool = True) -> Any:
         def ask(question: str) -> RagResponse:
             row = rows[question]
-            response: RagResponse = citations_as(row["llm"], attach)
+            response: RagResponse = citations_as(row["llm"], attach, row.get("own"))
             p, ok, reason = row["lexical"]
             if kind == "lexical" and not ok:
                 return declined(response, reason, p)

@@ -27,6 +27,7 @@ faithfulness (lexical), each with a 95 % bootstrap interval.
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import re
 import statistics
@@ -219,6 +220,7 @@ def main() -> None:
     ap.add_argument("--llm", action="append", default=[], help="chat model spec (repeatable)")
     ap.add_argument("--per-class", type=int, default=30)
     ap.add_argument("--rag-set", action="store_true")
+    ap.add_argument("--ttft", type=int, default=0, help="only time N streamed answers (after one warm-up)")
     ap.add_argument("--report-only", action="store_true", help="report the answers cached so far, generate nothing")
     ap.add_argument(
         "--gated-only", action="store_true", help="generate only where a gate lets the question through (no peer row)"
@@ -241,6 +243,21 @@ def main() -> None:
         table = [summary("extractive (default install)", evaluate_qa(base.ask, items))]
         base.close()
         timings = []
+        if args.ttft:
+            for spec in args.llm:
+                llm = load_chat(spec)
+                rag = Rag(SqliteStore(args.work / "heldout.db"), default_embedder(), llm=llm)
+                timed_answer(rag, items[0].question)  # load and warm up
+                for item in items[1 : args.ttft + 1]:
+                    load = os.getloadavg()[0]
+                    _, first, deltas, seconds, _ = timed_answer(rag, item.question)
+                    if first is None:
+                        print(f"{llm.name}: no token streamed")
+                        continue
+                    rate = (deltas - 1) / (seconds - first) if deltas > 1 else float("nan")
+                    print(f"{llm.name}: time to first token {first:.2f} s, {rate:.1f} tokens/s (load {load:.1f})")
+                rag.close()
+            return
         for spec in args.llm:
             llm = load_chat(spec)
             rag = Rag(SqliteStore(args.work / "heldout.db"), default_embedder(), llm=llm)

@@ -94,7 +94,7 @@ class LlmAnswerer:
     ) -> None:
         self.llm, self.observer, self.embedder = llm, observer, embedder
         # the chat model's yes/no joins the gate where weights exist for it: a switch, off by default
-        # (on 94 held-out SQuAD questions +0.064 [0.000, +0.138] balanced accuracy, for a forward pass
+        # (on 94 held-out SQuAD questions +0.064 [0.000, +0.138] balanced accuracy, for a 1.5 s forward pass
         # per question; benchmarks/RESULTS.md, issue 20)
         self.pair_gate = pair_gate
         self.cache = EmbeddingCache()

@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 ProbeOutcome = Literal["passed", "cached", "disabled", "inconclusive"]
 
 #: CMake flags for a llama.cpp that runs on every x86-64 CPU with AVX2 (Intel since 2013, AMD since
-#: 2015): no ``-march=native``, no AVX-512, no AMX. llama-cpp-python installs only the plain
+#: 2015): no tuning for the build CPU, no AVX-512, no AMX. llama-cpp-python installs only the plain
 #: ``ggml-cpu`` library, not the per-CPU variants of GGML_CPU_ALL_VARIANTS, so runtime dispatch is
 #: not available through it; the probe covers the CPUs this build does not.
 PORTABLE_CMAKE_ARGS = (

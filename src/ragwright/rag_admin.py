@@ -83,7 +83,7 @@ class RagAdmin:
         self, *, status: DocumentStatus | str | None = None, embedding_model: str | None = None
     ) -> list[DocumentRecord]:
         """Registry query: e.g. every failed document, or every document embedded with a given model."""
-        wanted = DocumentStatus(status) if isinstance(status, str) else status
+        wanted = DocumentStatus.parse(status)
         return [
             r
             for r in self.store.list_records(wanted)

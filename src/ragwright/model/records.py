@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ragwright.errors import ConfigError
 from ragwright.model.identity import DEFAULT_TENANT, PUBLIC
 
 
@@ -13,6 +14,18 @@ class DocumentStatus(StrEnum):
     INDEXED = "indexed"
     FAILED = "failed"
     DELETED = "deleted"
+
+    @classmethod
+    def parse(cls, value: str | DocumentStatus | None) -> DocumentStatus | None:
+        """A status a caller named (None or "" for every status); an unknown one is a ConfigError naming
+        the accepted values."""
+        if not value:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            accepted = ", ".join(s.value for s in cls)
+            raise ConfigError.invalid("status", value, f"one of {accepted}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,13 +88,7 @@ class Tools:
         }
 
     def list_documents(self, status: str | None = "indexed") -> dict[str, Any]:
-        wanted = None
-        if status:
-            try:
-                wanted = DocumentStatus(status)
-            except ValueError:
-                accepted = ", ".join(s.value for s in DocumentStatus)
-                raise ConfigError.invalid("status", status, f"one of {accepted}") from None
+        wanted = DocumentStatus.parse(status)
         records = [r for r in self.rag.store.list_records(wanted) if self.identity.can_see(r.tenant, r.acl)]
         return {
             "documents": [

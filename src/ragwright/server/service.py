@@ -171,13 +171,7 @@ class Service:
         return [r for r in self.rag.store.list_records(status) if caller.identity.can_see(r.tenant, r.acl)]
 
     def documents(self, caller: Caller, status: str | None) -> dict[str, Any]:
-        wanted = None
-        if status:
-            try:
-                wanted = DocumentStatus(status)
-            except ValueError:
-                accepted = ", ".join(s.value for s in DocumentStatus)
-                raise ConfigError.invalid("status", status, f"one of {accepted}") from None
+        wanted = DocumentStatus.parse(status)
         return {"documents": [r.to_dict() for r in self.visible_records(caller, wanted)]}
 
     def remove(self, caller: Caller, document_id: str) -> dict[str, Any]:

@@ -23,8 +23,23 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(("options", "parse", "sources", "models", "index", "cache"), 1),
     **dict.fromkeys(("chunk", "stores", "generate"), 2),
     **dict.fromkeys(("ingest", "postprocess"), 3),
-    **dict.fromkeys(("retrieve", "graph", "agent"), 4),
-    **dict.fromkeys(("rag", "rag_admin", "rag_telemetry", "rag_graph", "config", "testing"), 5),
+    **dict.fromkeys(("retrieve", "graph", "agent", "hierarchy", "federation", "memory", "route"), 4),
+    **dict.fromkeys(
+        (
+            "rag",
+            "rag_admin",
+            "rag_telemetry",
+            "rag_graph",
+            "rag_agent",
+            "rag_hierarchy",
+            "rag_federation",
+            "rag_memory",
+            "rag_route",
+            "config",
+            "testing",
+        ),
+        5,
+    ),
     **dict.fromkeys(("eval", "server"), 6),
 }
 CLI = 7

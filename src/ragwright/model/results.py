@@ -22,6 +22,8 @@ class SearchResult:
 
     ``score`` is a cosine similarity for pure dense search, and an RRF value (ordinal) once results
     are fused. ``arms`` maps an arm name (``dense``, ``bm25``, ``sparse``) to its :class:`ArmHit`.
+    ``source`` names the federated source the chunk came from (``None`` outside a federated search:
+    :mod:`ragwright.federation`), since chunk ids are unique within a store, not across stores.
     """
 
     chunk: Chunk
@@ -29,6 +31,7 @@ class SearchResult:
     arms: dict[str, ArmHit] = field(default_factory=dict)
     fusion: str | None = None
     compressed_text: str | None = None
+    source: str | None = None
 
     @property
     def chunk_id(self) -> str:
@@ -39,8 +42,9 @@ class SearchResult:
         return self.chunk.document_id
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape of a search result (the CLI's ``--json`` contract)."""
-        return {
+        """The stable JSON shape of a search result (the CLI's ``--json`` contract); a federated result
+        also has ``source``."""
+        out = {
             "chunk_id": self.chunk.id,
             "document_id": self.chunk.document_id,
             "score": self.score,
@@ -50,6 +54,9 @@ class SearchResult:
             "scanned": self.chunk.metadata.get("scanned") is True,  # text read by OCR (ingest.scanned)
             "arms": {name: {"rank": hit.rank, "score": hit.score} for name, hit in self.arms.items()},
         }
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +96,9 @@ class RagResponse:
     seconds per stage; ``retrieval_path`` is the path retrieval took (e.g. ``dense+bm25 → rrf → rerank``);
     ``answerability`` is the answerability model's probability that the evidence answers the question
     (``None`` when it did not run). Declines by that model have ``decline_reason`` ``answerability_<signal>``.
+    ``route`` / ``route_reason``: the route a routed ask took (``none``, ``hybrid``, ``hierarchical``,
+    ``graph_local``, ``graph_global``, ``agentic``) and why, fallbacks included (``None`` when not routed).
+    ``trajectory``: an agentic answer's steps (tool, arguments, result ids, tokens), empty otherwise.
     """
 
     answer: str
@@ -105,9 +115,12 @@ class RagResponse:
     timings: dict[str, float] = field(default_factory=dict)
     retrieval_path: str | None = None
     answerability: float | None = None
+    route: str | None = None
+    route_reason: str | None = None
+    trajectory: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "answer": self.answer,
             "declined": self.declined,
             "citations": [c.to_dict() for c in self.citations],
@@ -126,3 +139,8 @@ class RagResponse:
             "retrieval_path": self.retrieval_path,
             "answerability": self.answerability,
         }
+        if self.route is not None:  # a routed ask (ragwright.rag_route)
+            out["route"], out["route_reason"] = self.route, self.route_reason
+        if self.trajectory:  # an agentic ask (ragwright.rag_agent): each step's tool, arguments, result ids, tokens
+            out["trajectory"] = [dict(step) for step in self.trajectory]
+        return out

@@ -149,6 +149,34 @@ class OpenAICompatChat:
         self.ledger.record(response.usage, response.seconds)
         return response
 
+    def chat_with_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> tuple[ChatResponse, tuple[dict[str, Any], ...]]:
+        """Native tool calling: *tools* (OpenAI ``tools`` definitions) are offered with the messages
+        (``tool_choice`` ``"auto"``/``"none"``/``"required"`` when given); returns the reply and its
+        ``tool_calls`` as wire dicts (empty when the model answered in text)."""
+        payload = self._payload(messages, temperature, max_tokens, None, None, stream=False)
+        if tools:
+            payload["tools"] = [dict(t) for t in tools]
+            if tool_choice is not None:
+                payload["tool_choice"] = tool_choice
+        started = time.perf_counter()
+        try:
+            data = self.http.post_json("/chat/completions", payload)
+            response = _parse_completion(data, self.model, time.perf_counter() - started)
+            calls = _tool_calls(data)
+        except GenerationError:
+            self.ledger.record_failure(time.perf_counter() - started)
+            raise
+        self.ledger.record(response.usage, response.seconds)
+        return response, calls
+
     def stream(
         self,
         messages: Sequence[Message],
@@ -189,6 +217,26 @@ def _usage(raw: Any) -> Usage:
         return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
     except (TypeError, ValueError):
         return Usage()
+
+
+def _tool_calls(data: Any) -> tuple[dict[str, Any], ...]:
+    """The ``tool_calls`` of a completion's message, checked: each a function with a name and JSON-text arguments."""
+    calls = ((data.get("choices") or [{}])[0].get("message") or {}).get("tool_calls") or []
+    out: list[dict[str, Any]] = []
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise GenerationError(f"malformed tool call in the chat completion: {json.dumps(call)[:200]}")
+        arguments = function.get("arguments")
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+        out.append(
+            {
+                "id": str(call.get("id") or f"call_{len(out)}"),
+                "type": "function",
+                "function": {"name": function["name"], "arguments": text},
+            }
+        )
+    return tuple(out)
 
 
 def _parse_completion(data: Any, model: str, seconds: float) -> ChatResponse:

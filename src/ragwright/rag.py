@@ -57,7 +57,9 @@ from ragwright.stores.base import Store
 if TYPE_CHECKING:
     from ragwright.cache import CacheOptions, TieredCache
     from ragwright.graph.options import GraphOptions
+    from ragwright.hierarchy.options import HierarchyOptions
     from ragwright.rag_graph import RagGraph
+    from ragwright.rag_hierarchy import RagHierarchy
     from ragwright.retrieve.strategies.options import StrategyOptions
     from ragwright.retrieve.strategies.web import WebSearch
     from ragwright.retrieve.transforms.options import TransformOptions
@@ -89,6 +91,7 @@ class Rag(RagAdmin):
         web_search: WebSearch | None = None,
         transforms: TransformOptions | None = None,
         graph: GraphOptions | None = None,
+        hierarchy: HierarchyOptions | None = None,
     ) -> None:
         """*llm* (a :class:`ChatModel`, e.g. ``load_chat("local")``) writes the answers and serves the
         query transforms; without one, answers are extractive. *prompt_observer* sees every message list
@@ -140,6 +143,11 @@ class Rag(RagAdmin):
             from ragwright.rag_graph import RagGraph
 
             self.graph = RagGraph(self, graph)
+        self.hierarchy: RagHierarchy | None = None  # summaries, two-stage, tree (hierarchy=HierarchyOptions())
+        if hierarchy is not None:
+            from ragwright.rag_hierarchy import RagHierarchy
+
+            self.hierarchy = RagHierarchy(self, hierarchy)
         self._wire()
         store.bind_embedder(embedder.name, embedder.dimension, spec=spec)
 
@@ -275,6 +283,8 @@ class Rag(RagAdmin):
             total.add(report)
         if self.graph is not None:  # removals, access changes and documents the graph lacks
             await to_thread(self.graph.index.sync)
+        if self.hierarchy is not None:  # summaries follow removals and access changes too
+            await to_thread(self.hierarchy.sync)
         rag_telemetry.ingest_finished(started, total)
         return total
 

@@ -61,6 +61,9 @@ class RagAdmin:
         graph = getattr(self, "graph", None)
         if graph is not None:
             graph.index.documents_changed(document_ids)
+        hierarchy = getattr(self, "hierarchy", None)
+        if hierarchy is not None:
+            hierarchy.index.documents_changed(document_ids)
 
     def update_acl(self, document_id: str, *, groups: Sequence[str] | None, tenant: str | None = None) -> int:
         """Change who may see a document (and its attachments) without re-embedding anything.

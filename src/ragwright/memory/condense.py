@@ -1,0 +1,99 @@
+"""A follow-up question made standalone for retrieval: by the chat model, or a heuristic (no model).
+
+With a chat model the query rewriter's condensing call is reused
+(:func:`ragwright.retrieve.transforms.rewrite.rewrite_query`, asked for the standalone question only);
+a failure falls back to the heuristic (logged ``memory_condense_failed``).
+
+The heuristic (:func:`heuristic_condense`): a question that refers back — a pronoun or demonstrative
+(it, they, his, this …), a leading "and"/"what about", or no name of its own — gets the names of the
+latest earlier user message that has some (else that message's content words) appended in
+parentheses: "When did they build it?" after "Who founded the Normans' duchy?" becomes "When did
+they build it? (Normans)". A question that already names what it asks about is kept as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ragwright.generate.question import analyze, stem, words
+from ragwright.memory.options import MemoryOptions
+from ragwright.models.llms.base import ChatModel, Message
+
+log = logging.getLogger(__name__)
+
+_REFERRING_WORDS: Final = (
+    "it its it's itself they them their theirs themselves he him his himself she her hers herself "
+    "this that these those there then one ones former latter same"
+)
+_REFERRING: Final = frozenset(_REFERRING_WORDS.split())
+_CONTINUING: Final = re.compile(r"^\s*(?:and|also|what about|how about|and what|what else|why not)\b", re.I)
+#: At most this many names (or content words) are carried over.
+MAX_CARRIED: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Condensed:
+    """The standalone question, how it was made (``llm``, ``heuristic``, ``unchanged``, ``off``) and the
+    terms carried over from the history (heuristic)."""
+
+    text: str
+    method: str
+    carried: tuple[str, ...] = ()
+
+
+def refers_back(question: str) -> bool:
+    """Whether *question* seems to lean on earlier turns (see the module docstring)."""
+    tokens = [w.casefold() for w in words(question)]
+    if any(t in _REFERRING for t in tokens) or _CONTINUING.search(question):
+        return True
+    return not analyze(question).entities
+
+
+def _carry(message: str) -> tuple[str, ...]:
+    q = analyze(message)
+    if q.entities:
+        return tuple(q.entities[:MAX_CARRIED])
+    content = [w for w in words(message) if len(w) > 3 and w.casefold() not in _REFERRING]
+    # the content words, in order: analyze() gives stems, carry the words as written
+    stems = set(q.terms)
+    return tuple(dict.fromkeys(w for w in content if stem(w.casefold()) in stems))[:MAX_CARRIED]
+
+
+def heuristic_condense(question: str, history: Sequence[Message], turns: int) -> Condensed:
+    """The heuristic standalone question (see the module docstring)."""
+    if turns <= 0 or not refers_back(question):
+        return Condensed(question, "unchanged")
+    recent = [m for m in history if m.role == "user" and m.content.strip()][-turns:]
+    own = {w.casefold() for w in words(question)}
+    for message in reversed(recent):
+        carried = tuple(c for c in _carry(message.content) if c.casefold() not in own)
+        if carried:
+            return Condensed(f"{question.rstrip()} ({', '.join(carried)})", "heuristic", carried)
+    return Condensed(question, "unchanged")
+
+
+def condense(
+    question: str, history: Sequence[Message], options: MemoryOptions, llm: ChatModel | None = None
+) -> Condensed:
+    """*question* made standalone with *history* (earlier turns, oldest first) as ``options.condense`` says."""
+    mode = options.condense
+    chat = [m for m in history if m.role in ("user", "assistant") and m.content.strip()]
+    if mode == "off" or not chat:
+        return Condensed(question, "off" if mode == "off" else "unchanged")
+    if mode in ("auto", "llm") and llm is not None:
+        from ragwright.errors import GenerationError
+        from ragwright.retrieve.transforms.options import RewriteOptions
+        from ragwright.retrieve.transforms.rewrite import rewrite_query
+
+        opts = RewriteOptions(
+            history_turns=options.history_turns, decompose=False, keywords=False, classify=False, max_tokens=160
+        )
+        try:
+            return Condensed(rewrite_query(llm, question, chat, opts).standalone, "llm")
+        except GenerationError as exc:
+            log.warning("memory_condense_failed: %s; the follow-up is condensed heuristically", exc)
+    return heuristic_condense(question, chat, options.history_turns)

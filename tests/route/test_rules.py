@@ -194,3 +194,18 @@ def test_options_are_validated_early() -> None:
 def test_the_rule_table_has_a_verdict_for_no_cue() -> None:
     verdict = classify(extract("Who directed Big Stone Gap?"))
     assert verdict.routes == ("hybrid",) and verdict.feature is None
+
+
+def test_a_statement_is_one_search_whatever_its_words() -> None:
+    claim = extract("Varenicline monotherapy is more effective after 26 weeks compared to combination therapy.")
+    assert claim.form == "statement" and claim.comparison is None and claim.present() == {}
+    assert extract("Smc5/6 engagement halts the activation of Mms21.").arithmetic is None
+    assert extract("The PRDM1 gene, when combined with the PRDM14 gene, plays a role?").arithmetic is None
+    assert extract("main themes across all documents").corpus_scope is not None  # scope words still count
+    assert extract("Big Stone Gap was directed by a woman who lives in what city?").multi_hop is not None
+
+
+def test_choice_questions_and_reduced_relatives() -> None:
+    assert extract("Which company is based in Kentucky, Vocelli Pizza or Fazoli's?").comparison is not None
+    assert extract("What is the 1996 film written by James Gunn called?").multi_hop == "written by"
+    assert extract("Which film was written by James Gunn?").multi_hop is None  # a passive verb, one lookup

@@ -16,14 +16,20 @@ Every feature is ``None`` when absent, else the text that matched (it goes into 
   ``how old was … when``, numbers joined by an operator.
 * ``comparison`` — two things weighed: ``compare``, ``versus``, ``difference(s) between``, ``both``,
   ``the same`` (``of the same nationality``), or a choice (`` or ``) with a comparative or an ordering
-  word (``older``, ``more``, ``first``: ``which was founded first, X or Y?``).
+  word (``older``, ``more``, ``first``: ``which was founded first, X or Y?``), or a question ending in a
+  choice (``which company is based in Kentucky, Vocelli Pizza or Fazoli's?``).
 * ``multi_part`` — several questions in one: two question marks, or ``… and what|who|when …``.
 * ``relational`` — how things relate: ``relationship|connection between``, ``how is X related|connected
   to Y``.
 * ``multi_hop`` — a bridge through an unnamed entity: a relative clause on a noun phrase inside the
   question (``the woman who portrayed …``, ``the film in which …``), or ``the X of the Y`` with a role
   noun ``X`` (``the director of the film …``; light nouns such as ``name``, ``number``, ``type`` do not
-  count), or a possessive chain (``X's father's …``).
+  count), a reduced relative clause (``the adaptation written by …``, not ``was written by``; ``the film
+  starring …``), or a possessive chain (``X's father's …``).
+
+The multi-step features (``arithmetic`` to ``multi_hop``) are read in questions only: a message that
+opens with a question word, an auxiliary or an imperative, or ends with ``?``. A statement (a claim to
+check, keywords) is one search whatever its words: ``X is more effective compared to Y`` is a claim.
 
 ``form`` is the question form (the first word: ``what``, ``who`` … ``yes_no`` for an auxiliary,
 ``imperative`` for ``list``/``summarise``/``explain`` …, ``statement`` otherwise) and ``words`` the word count.
@@ -105,13 +111,13 @@ _DOCUMENT_SCOPE = re.compile(
 )
 _ARITHMETIC = re.compile(
     r"\bhow (?:many|much) (?:more|fewer|less|times|longer|shorter|older|younger|bigger|larger|smaller|higher|lower)\b"
-    r"|\b(?:in total|combined|altogether|added together|sum of|average|on average|"
+    r"|\b(?:in total|combined(?! with)|altogether|added together|sum of|average|on average|"
     r"total (?:number|amount|revenue|cost|costs|sales|population|count|value|sum|of)|"
     r"median|percentage of|what percent(?:age)?|ratio of|calculate|compute|add up)\b"
     r"|\bhow many (?:years|months|days|decades|centuries) (?:apart|after|before|between|separate|passed|elapsed)\b"
     r"|\bhow (?:long|many years) (?:after|before)\b"
     r"|\bhow old (?:was|were|is|will) .{1,60}\bwhen\b"
-    r"|\d\s*[+*/×÷]\s*\d"
+    r"|(?<![\w/.-])\d+(?:\.\d+)?\s*[+*×÷]\s*\d+(?![\w/])"
     r"|\b(?:twice|three times|half) as\b",
     re.I,
 )
@@ -127,6 +133,7 @@ _COMPARISON = re.compile(
     r"|\bthe same\b"
     r"|\b" + _COMPARATIVE + r"\b.{0,80}\bor\b"
     r"|\bor\b.{0,80}\b" + _COMPARATIVE + r"\b"
+    r"|\b(?:which|who|whose|what)\b[^?]*,\s*[^,?]{2,60}\s+or\s+[^,?]{2,60}\??$"
     r"|\b(?:which|who)\b[^?]{0,60}\b(?:and|or)\b[^?]{0,60}\b(?:is|was|were|are|has|had)\b[^?]{0,20}\b"
     + _COMPARATIVE
     + r"\b",
@@ -206,6 +213,13 @@ _LIGHT = frozenset(
 _RELATIVE_ON_NOUN = re.compile(
     r"\b(?:the|a|an|this|that|these|those|his|her|its|their)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+"
     r"(?:(?:in|on|at|from|by|for|with|of|to|during|under) )?(?:who|whom|whose|which|that|where)\s+\w+",
+    re.I,
+)
+_PARTICIPLE = re.compile(
+    r"(?<!\bwas )(?<!\bwere )(?<!\bis )(?<!\bare )(?<!\bbeen )(?<!\bbe )(?<!\bhas )(?<!\bhave )(?<!\bhad )"
+    r"\b(?:written|directed|produced|founded|created|owned|developed|designed|composed|hosted|coached|led|managed|"
+    r"sung|performed|played|voiced|portrayed|invented|discovered|built|published|released) by\b"
+    r"|\b(?:starring|featuring|which stars)\b",
     re.I,
 )
 _OF_CHAIN = re.compile(r"\bthe\s+((?:[\w'-]+\s+){0,2}?[\w'-]+)\s+of\s+(?:the|a|an|this|that)\s+\w+", re.I)
@@ -333,7 +347,7 @@ def _multi_hop(text: str) -> str | None:
         head = found.group(1).split()[-1].lower()
         if head not in _LIGHT:
             return found.group(0).strip()
-    return _match(_POSSESSIVE_CHAIN, text)
+    return _match(_PARTICIPLE, text) or _match(_POSSESSIVE_CHAIN, text)
 
 
 def extract(question: str) -> Features:
@@ -343,11 +357,17 @@ def extract(question: str) -> Features:
     kind = chitchat_kind(question)
     if kind is not None:
         return Features(form=_form(words), words=len(words), chitchat=kind)
+    form = _form(words)
+    scope = {
+        "corpus_scope": _match(_CORPUS_SCOPE, text),
+        "document_scope": _match(_DOCUMENT_SCOPE, text),
+    }
+    if form == "statement" and not text.rstrip().endswith("?"):
+        return Features(form=form, words=len(words), **scope)  # a claim or keywords: one search
     return Features(
-        form=_form(words),
+        form=form,
         words=len(words),
-        corpus_scope=_match(_CORPUS_SCOPE, text),
-        document_scope=_match(_DOCUMENT_SCOPE, text),
+        **scope,
         arithmetic=_match(_ARITHMETIC, text),
         comparison=_match(_COMPARISON, text),
         multi_part=_match(_MULTI_PART, text),

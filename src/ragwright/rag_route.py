@@ -12,7 +12,8 @@ the Rag's): ``hybrid`` → ``rag.aask``; ``graph_local`` / ``graph_global`` → 
 (:mod:`ragwright.route.direct`).
 
 Before deciding, each route's availability is read: the graph routes need an entity graph (``Rag(graph=…)``
-or a store that holds one), ``agentic`` a chat model, ``hierarchical`` / ``agentic`` their modules; a
+or a store that holds one), ``hierarchical`` document summaries (``Rag(hierarchy=…)`` or a store that holds
+them), ``agentic`` a chat model, ``hierarchical`` / ``agentic`` their modules; a
 per-call ``answer_options`` with a ``metadata_filter`` leaves only ``hybrid`` (and ``none``), the one route
 that applies it. A route that raises is logged (``route_failed``) and the hybrid answer returned. The
 answer carries ``route`` (the route that answered) and ``route_reason`` (every step of the decision).
@@ -65,6 +66,8 @@ def unavailable_routes(rag: Rag, answer_options: RagOptions | None = None) -> di
             out[route] = f"{ENTRY_POINTS[route][0]} is not installed"
         except AttributeError:
             out[route] = f"{ENTRY_POINTS[route][0]} has no {ENTRY_POINTS[route][1]}"
+    if "hierarchical" not in out and not _has_hierarchy(rag):
+        out["hierarchical"] = "no document summaries in this store: ingest with --hierarchy"
     if rag.llm is None:
         out.setdefault("agentic", "no chat model: configure --llm")
     if answer_options is not None and answer_options.metadata_filter is not None:
@@ -72,6 +75,18 @@ def unavailable_routes(rag: Rag, answer_options: RagOptions | None = None) -> di
         for route in ("hierarchical", "graph_local", "graph_global", "agentic"):
             out.setdefault(route, why)
     return out
+
+
+def _has_hierarchy(rag: Rag) -> bool:
+    """Whether *rag* has a hierarchy switched on or its store holds document summaries (a first
+    hierarchical question on a store without them would summarise every document inside the query)."""
+    if getattr(rag, "hierarchy", None) is not None:
+        return True
+    try:
+        from ragwright.rag_hierarchy import store_has_hierarchy
+    except ImportError:  # pragma: no cover - the module is checked before
+        return False
+    return bool(store_has_hierarchy(rag.store))
 
 
 async def _call(target: Any, question: str, who: Identity) -> RagResponse:

@@ -77,6 +77,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             return Recorder(rag, _route, state["calls"], _route in state["fail"])
 
         setattr(fake, entry, enable)
+        fake.store_has_hierarchy = lambda store: True  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, module, fake)
     return state
 
@@ -219,3 +220,18 @@ def test_async_entry_point(tmp_path: Path) -> None:
     rag = make(tmp_path, graph=False)
     response = asyncio.run(aroute_ask(rag, "thanks!", identity=ACME, options=RouterOptions(mode="off")))
     assert response.route == "hybrid" and response.route_reason == "off: routing off → hybrid"
+
+
+def test_the_real_hierarchy_route_as_the_caller(tmp_path: Path) -> None:
+    from ragwright.hierarchy.options import HierarchyOptions
+
+    bare = make(tmp_path / "a", graph=False)
+    assert unavailable_routes(bare)["hierarchical"].startswith("no document summaries in this store")
+    rag = Rag(SqliteStore(tmp_path / "h.db"), HashingEmbedder(max_tokens=64), hierarchy=HierarchyOptions())
+    rag.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
+    rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
+    response = route_ask(rag, "Which documents mention Zorblax Holdings in Geneva?", identity=ACME)
+    assert response.route == "hierarchical", response.route_reason
+    assert "secret.md" not in {s.document_id for s in response.sources} and "Zorblax" not in response.answer
+    board = route_ask(rag, "Which documents mention Zorblax Holdings in Geneva?", identity=BOARD)
+    assert board.route == "hierarchical" and "secret.md" in {s.document_id for s in board.sources}

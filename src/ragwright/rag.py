@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from ragwright.hierarchy.options import HierarchyOptions
     from ragwright.rag_graph import RagGraph
     from ragwright.rag_hierarchy import RagHierarchy
+    from ragwright.rag_memory import Conversation, RagMemory
     from ragwright.retrieve.strategies.options import StrategyOptions
     from ragwright.retrieve.strategies.web import WebSearch
     from ragwright.retrieve.transforms.options import TransformOptions
@@ -148,6 +149,7 @@ class Rag(RagAdmin):
             from ragwright.rag_hierarchy import RagHierarchy
 
             self.hierarchy = RagHierarchy(self, hierarchy)
+        self.memory: RagMemory | None = None  # conversation memory: rag_memory.enable_memory, rag.conversation()
         self._wire()
         store.bind_embedder(embedder.name, embedder.dimension, spec=spec)
 
@@ -478,7 +480,16 @@ class Rag(RagAdmin):
         given = opts.to_retrieval_options()
         return self.retrieval_options.merged(**{n: getattr(given, n) for n in RagOptions.retrieval_fields()})
 
+    def conversation(self, *, identity: Identity | None = None, session: str | None = None) -> Conversation:
+        """A conversation (:mod:`ragwright.rag_memory`): follow-ups condensed, history kept to a token budget,
+        a named *session* stored per identity in the store."""
+        from ragwright.rag_memory import memory_of
+
+        return memory_of(self).conversation(identity=identity, session=session)
+
     def close(self) -> None:
+        if self.memory is not None:
+            self.memory.close()
         for retired in self._retired.values():
             retired.close()
         self._retired.clear()

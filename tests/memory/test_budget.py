@@ -173,19 +173,19 @@ def test_a_conversation_stays_bounded_and_rolls_its_summary() -> None:
 
 
 def test_options_are_validated_with_what_to_change() -> None:
-    with pytest.raises(ConfigError, match="memory.budget_tokens"):
+    with pytest.raises(ConfigError, match=r"memory\.budget_tokens"):
         MemoryOptions(budget_tokens=10)
-    with pytest.raises(ConfigError, match="below memory.budget_tokens"):
+    with pytest.raises(ConfigError, match=r"below memory\.budget_tokens"):
         MemoryOptions(budget_tokens=200, summary_max_tokens=300)
-    with pytest.raises(ConfigError, match="memory.summarize"):
+    with pytest.raises(ConfigError, match=r"memory\.summarize"):
         MemoryOptions(summarize="abstractive")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="memory.condense"):
+    with pytest.raises(ConfigError, match=r"memory\.condense"):
         MemoryOptions(condense="yes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="memory.persistent.min_score"):
+    with pytest.raises(ConfigError, match=r"memory\.persistent\.min_score"):
         PersistentMemoryOptions(min_score=1.5)
-    with pytest.raises(ConfigError, match="memory.persistent.min_score"):
+    with pytest.raises(ConfigError, match=r"memory\.persistent\.min_score"):
         PersistentMemoryOptions(min_score=float("nan"))
-    with pytest.raises(ConfigError, match="memory.persistent.top_k"):
+    with pytest.raises(ConfigError, match=r"memory\.persistent\.top_k"):
         PersistentMemoryOptions(top_k=0)
     with pytest.raises(ConfigError, match="needs a chat model"):
         fit_history([], question="q", system_prompt=SYSTEM, options=MemoryOptions(summarize="llm"))

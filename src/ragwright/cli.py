@@ -112,8 +112,18 @@ def search(
         options = options.merged(metadata_filter=parse_filters(filters))
     with state.open(must_exist=True, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
-        results = rag.search(query, options, identity=caller(tenant, groups))
-    state.emit({"results": [r.to_dict() for r in results]}, lambda: print_results(results))
+        extra: dict[str, Any] = {}
+        if settings.federation is not None:  # --collections / --federate / [federation]
+            from ragwright.rag_federation import failure_notes, open_federation
+
+            with open_federation(rag, settings.federation) as fed:
+                found = fed.search(query, options, identity=caller(tenant, groups))
+            for note in failure_notes(found.failures):
+                click.echo(f"warning: {note}", err=True)
+            results, extra = list(found), {"federation": found.summary()}
+        else:
+            results = rag.search(query, options, identity=caller(tenant, groups))
+    state.emit({"results": [r.to_dict() for r in results], **extra}, lambda: print_results(results))
 
 
 @main.command()
@@ -158,6 +168,16 @@ def ask(
 
             graph = enable_graph(rag)
             response = graph.ask(question, mode=graph_mode, identity=caller(tenant, groups))
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
+        elif settings.federation is not None:  # --collections / --federate / [federation]
+            from ragwright.rag_federation import failure_notes, open_federation
+
+            with open_federation(rag, settings.federation) as fed:
+                answered = fed.ask(question, options, identity=caller(tenant, groups))
+            for note in failure_notes(answered.failures):
+                click.echo(f"warning: {note}", err=True)
+            response = answered
             if not state.as_json:
                 click.echo(safe_text(response.answer))
         elif state.as_json:

@@ -70,7 +70,8 @@ def print_results(results: list[Any]) -> None:
         where = f" > {flat(r.chunk.section)}" if r.chunk.section else ""
         evidence = ", ".join(f"{arm} #{hit.rank} {hit.score:.3f}" for arm, hit in r.arms.items())
         score = f"{r.fusion} {r.score:.4f}" if r.fusion else f"{r.score:.3f}"
-        click.echo(f"{n}. [{score}; {evidence}] {one_line(r.document_id)}{where}{scanned_note(r)}")
+        source = f"{r.source}: " if getattr(r, "source", None) else ""  # a federated search's source
+        click.echo(f"{n}. [{score}; {evidence}] {source}{one_line(r.document_id)}{where}{scanned_note(r)}")
         click.echo("   " + flat(r.chunk.text)[:300])
 
 

@@ -253,6 +253,11 @@ def open_federation(main: Rag, options: FederationOptions, *, pool: SourcePool |
     return FederatedRag(rags, options, owned=owned)
 
 
+def failure_notes(failures: Sequence[SourceFailure]) -> list[str]:
+    """One line per failed source, for a person (the CLI prints them as warnings)."""
+    return [f"source {f.source!r} failed ({f.error}: {f.message}); the results are partial" for f in failures]
+
+
 def federate(
     sources: Rag | Sequence[Rag] | Mapping[str, Rag],
     *,

@@ -108,6 +108,14 @@ def _cache(raw: Tables, on: Any) -> None:
         raw["cache"] = bool(on)
 
 
+def _federate(raw: Tables, value: Any) -> None:
+    """``--federate NAME=URI,…``: stores joining ``[federation] stores`` (by name)."""
+    from ragwright.federation.options import parse_stores
+
+    table = _table(raw, "federation")
+    table["stores"] = {**parse_stores(table.get("stores")), **parse_stores(value)}
+
+
 @dataclass(frozen=True)
 class Switch:
     """One flag: its click declaration, help, value type, commands, and what it writes."""
@@ -415,6 +423,25 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         "which are searched; a hit returns its source chunk.",
         _set("chunking", "propositions"),
         ("ingest", "config"),
+    ),
+    Switch(
+        ("--collections",),
+        "collections",
+        "Federated search over these sources, merged by weighted RRF: NAME[=WEIGHT],… — collections of "
+        "the store (live: its live one) or names given to --federate (e.g. live,g2=0.5).",
+        _set("federation", "collections"),
+        ("search", "ask", "config"),
+        str,
+        False,
+    ),
+    Switch(
+        ("--federate",),
+        "federate",
+        "Other stores to search beside the store, by name: NAME=URI,… (postgresql://…, a SQLite path).",
+        _federate,
+        ("search", "ask", "config"),
+        str,
+        False,
     ),
 )
 CHOICES: Final[dict[str, tuple[str, ...]]] = {

@@ -43,6 +43,9 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     [chunking]                         # ChunkingOptions
     strategy = "semantic"
     [ingest]                           # IngestOptions ([ingest.parse]: ParseOptions)
+    [federation]                       # FederationOptions: search several sources, weighted RRF
+    collections = "live,g2=0.5"        # NAME[=WEIGHT]: the store's collections (live: its live one)
+    stores = { pg = "postgresql://u@h/db" }  # other stores, by name (weight 1 unless in collections)
     [identity]                         # the caller of CLI search/ask and of the MCP tools
     tenant = "acme"
     groups = ["finance"]
@@ -65,6 +68,7 @@ from typing import Any, Final
 from ragwright.cache.options import CacheOptions
 from ragwright.config.sections import build, nested, to_plain
 from ragwright.errors import ConfigError
+from ragwright.federation.options import FederationOptions
 from ragwright.model.identity import Identity
 from ragwright.options import (
     PRESETS,
@@ -90,6 +94,7 @@ TABLES: Final = (
     "parents",
     "chunking",
     "ingest",
+    "federation",
     "identity",
     "server",
 )
@@ -157,6 +162,7 @@ class Settings:
     parents: ParentOptions | None = None
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
     ingest: IngestOptions = field(default_factory=IngestOptions)
+    federation: FederationOptions | None = None
     identity: Identity | None = None
     server: Mapping[str, Any] = field(default_factory=dict)
     #: The tables these settings were built from (file and overrides), to rebuild them with more overrides.
@@ -208,6 +214,7 @@ class Settings:
             parents=nested(ParentOptions, data.get("parents", False), "parents"),
             chunking=build(ChunkingOptions, _table(data, "chunking"), "chunking"),
             ingest=build(IngestOptions, _table(data, "ingest"), "ingest"),
+            federation=_federation(data.get("federation")),
             identity=_identity(data.get("identity")),
             server=dict(server),
             raw=dict(data),
@@ -228,6 +235,7 @@ class Settings:
         out["parents"] = to_plain(self.parents) if self.parents is not None else False
         out["chunking"] = to_plain(self.chunking)
         out["ingest"] = to_plain(self.ingest)
+        out["federation"] = self.federation.to_table() if self.federation is not None else False
         out["identity"] = (
             {"tenant": self.identity.tenant, "groups": list(self.identity.groups)}
             | ({"user": self.identity.user} if self.identity.user else {})
@@ -290,6 +298,15 @@ def _identity(value: Any) -> Identity | None:
         return Identity(tenant=value.get("tenant", "default"), groups=tuple(groups), user=value.get("user"))
     except ValueError as exc:
         raise ConfigError(f"[identity] {exc}", field="identity") from None
+
+
+def _federation(value: Any) -> FederationOptions | None:
+    """``[federation]`` (``false`` or no source: off); errors name the table."""
+    try:
+        return FederationOptions.from_table(value)
+    except ConfigError as exc:
+        message = str(exc) if str(exc).startswith("[federation]") else f"[federation] {exc}"
+        raise ConfigError(message, field=exc.field or "federation", value=exc.value) from None
 
 
 def _mask(url: str | None) -> str | None:

@@ -83,13 +83,16 @@ class FederatedResults(list[SearchResult]):
         """Whether some source failed (the results are partial)."""
         return bool(self.failures)
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """The sources searched, those that failed and the score scale (``--json``'s ``federation``)."""
         return {
-            "results": [r.to_dict() for r in self],
             "sources": list(self.searched),
             "failures": [f.to_dict() for f in self.failures],
             "score_scale": self.score_scale.value,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"results": [r.to_dict() for r in self], **self.summary()}
 
 
 def score_scale_of(results: object) -> ScoreScale:

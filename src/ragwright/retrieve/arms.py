@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     Vector = npt.NDArray[np.float32]
 
-__all__ = ["dense_completions", "fuse_hits", "missing_from"]
+__all__ = ["dense_completions", "fuse_hits", "missing_from", "rescore"]
 
 
 def missing_from(arm: str, hits_per_arm: Mapping[str, Sequence[Hit]]) -> list[str]:
@@ -49,6 +49,17 @@ def dense_completions(query_vector: Vector, vectors: Mapping[str, Vector]) -> di
     norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(q)) or 1.0)
     cosines = (matrix @ q) / np.where(norms > 0, norms, 1.0)
     return dict(zip(ids, cosines.astype(float).tolist(), strict=True))
+
+
+def rescore(
+    query_vector: Vector, pool: Mapping[str, Chunk], vectors: Mapping[str, Vector], depth: int, min_score: float = 0.0
+) -> list[Hit]:
+    """The dense arm over a candidate *pool* (chunk id -> chunk, already visible to the caller): the exact
+    cosine of *query_vector* with each candidate's stored vector, best first, at most *depth*, none below
+    *min_score* (candidates without a stored vector are left out)."""
+    scores = dense_completions(query_vector, {cid: vectors[cid] for cid in pool if cid in vectors})
+    ranked = sorted((item for item in scores.items() if item[1] >= min_score), key=lambda kv: (-kv[1], kv[0]))
+    return [Hit(pool[cid], score) for cid, score in ranked[:depth]]
 
 
 def fuse_hits(

@@ -37,7 +37,7 @@ from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
 from ragwright.postprocess.chain import Tools, postprocess
 from ragwright.postprocess.rerank import Reranker
-from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from
+from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from, rescore
 from ragwright.retrieve.dispatch import choose_path
 from ragwright.retrieve.feedback import rm3_query, rocchio
 from ragwright.retrieve.fusion import Scale
@@ -246,24 +246,31 @@ class Retriever(StageBase):
         if branch.vector is None and vectors:
             branch.vector = vectors[0]  # reused when self-query filters are relaxed
         query_vector.extend(vectors)
-        results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None)
+        stored: dict[str, Vector] = {}  # stored vectors read for this branch, shared by its passes
+        results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None, stored)
         if options.feedback is not None and results:
-            hits_per_arm, vector = await self._feedback(call, branch, hits_per_arm, results, depth, flt)
-            results = await self._combine(hits_per_arm, depth, options, vector)
+            hits_per_arm, vector = await self._feedback(call, branch, hits_per_arm, results, depth, flt, stored)
+            results = await self._combine(hits_per_arm, depth, options, vector, stored)
         phrases = quoted_phrases(branch.text)
         return await to_thread(apply_phrases, results, phrases) if phrases else results
 
     async def _combine(
-        self, hits_per_arm: dict[str, list[Hit]], depth: int, options: RetrievalOptions, vector: Vector | None
+        self,
+        hits_per_arm: dict[str, list[Hit]],
+        depth: int,
+        options: RetrievalOptions,
+        vector: Vector | None,
+        stored: dict[str, Vector],
     ) -> list[SearchResult]:
-        """One arm's hits as results, or several arms fused (convex fusion gets exact dense completions)."""
+        """One arm's hits as results, or several arms fused (convex fusion gets exact dense completions,
+        from the *stored* vectors this branch already read, else read now and added to them)."""
         if len(hits_per_arm) == 1:
             ((arm, hits),) = hits_per_arm.items()
             return [SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)}) for rank, h in enumerate(hits, 1)]
         ensemble = options.ensemble or EnsembleOptions()
         completions: dict[str, dict[str, float]] = {}
         if ensemble.method == "convex" and "dense" in hits_per_arm and vector is not None:
-            completions["dense"] = await to_thread(self._dense_completions, vector, hits_per_arm)
+            completions["dense"] = await to_thread(self._dense_completions, vector, hits_per_arm, stored)
         return fuse_hits(hits_per_arm, ensemble, scales=self._scales(), completions=completions, depth=depth)
 
     async def _feedback(
@@ -274,10 +281,12 @@ class Retriever(StageBase):
         results: list[SearchResult],
         depth: int,
         flt: Filter | None,
+        stored: dict[str, Vector],
     ) -> tuple[dict[str, list[Hit]], Vector | None]:
         """The second pass of pseudo-relevance feedback: RM3 on the keyword arm, Rocchio on the dense arm,
-        learnt from the first pass's best results (already visible to the caller). A failure keeps the
-        first pass (``feedback_failed``)."""
+        learnt from the first pass's best results (already visible to the caller). Rocchio's moved vector
+        re-scores the first pass's candidates (``rocchio_scope="candidates"``) or searches the index again
+        (``"index"``). A failure keeps the first pass (``feedback_failed``)."""
         fb = call.options.feedback
         assert fb is not None
         top = [r.chunk for r in results[: fb.documents]]
@@ -285,9 +294,16 @@ class Retriever(StageBase):
         vector = branch.vector
         try:
             if fb.rocchio and "dense" in out and vector is not None and self.lookup is not None:
-                stored = await to_thread(self.lookup.get_vectors, [c.id for c in top])
-                vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
-                out["dense"] = await self._arm(call, "dense", branch.text, depth, flt, [], vector)
+                lookup = self.lookup
+                if fb.rocchio_scope == "candidates":
+                    pool = {h.chunk.id: h.chunk for hits in hits_per_arm.values() for h in hits}
+                    await to_thread(_read_vectors, lookup, list(pool), stored)
+                    vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
+                    out["dense"] = rescore(vector, pool, stored, depth, call.options.min_score)
+                else:
+                    await to_thread(_read_vectors, lookup, [c.id for c in top], stored)
+                    vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
+                    out["dense"] = await self._arm(call, "dense", branch.text, depth, flt, [], vector)
             if fb.rm3 and "bm25" in out and isinstance(self.store, KeywordSearch):
                 analyzer = get_analyzer(self.store.keyword_analyzer)
                 query = rm3_query(analyzer, branch.text, top, terms=fb.terms, weight=fb.rm3_weight)
@@ -305,13 +321,16 @@ class Retriever(StageBase):
         dense: Scale = "raw" if self.store.score_scale == ScoreScale.SIMILARITY else "max"
         return {"dense": dense, "bm25": "max", "sparse": "max"}
 
-    def _dense_completions(self, vector: Vector, hits_per_arm: dict[str, list[Hit]]) -> dict[str, float]:
+    def _dense_completions(
+        self, vector: Vector, hits_per_arm: dict[str, list[Hit]], stored: dict[str, Vector]
+    ) -> dict[str, float]:
         """Exact cosines of the chunks only the other arms returned (already visible to the caller)."""
         wanted = missing_from("dense", hits_per_arm)
         if not wanted or self.lookup is None:
             return {}
         try:
-            return dense_completions(vector, self.lookup.get_vectors(wanted))
+            _read_vectors(self.lookup, wanted, stored)
+            return dense_completions(vector, {cid: stored[cid] for cid in wanted if cid in stored})
         except Exception as exc:  # degrade: fusion reads the dense arm's floor instead
             log.warning("dense_completion_failed: %s: %s; fusing without exact cosines", type(exc).__name__, exc)
             return {}
@@ -419,6 +438,13 @@ class Retriever(StageBase):
             self.store.search_hybrid, branch.text, vector, depth, identity=call.identity, metadata_filter=flt
         )
         return [SearchResult(h.chunk, h.score, fusion="native") for h in hits]
+
+
+def _read_vectors(lookup: ChunkLookup, ids: Sequence[str], stored: dict[str, Vector]) -> None:
+    """Add the stored vectors of *ids* not yet in *stored* (one read for all of them)."""
+    missing = [cid for cid in ids if cid not in stored]
+    if missing:
+        stored.update(lookup.get_vectors(missing))
 
 
 def _lookup_of(store: object) -> ChunkLookup | None:

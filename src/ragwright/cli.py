@@ -163,7 +163,16 @@ def ask(
     observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
     with state.open(must_exist=True, prompt_observer=observer, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
-        if graph_mode is not None:
+        if settings.agent is not None:  # --agent / [agent]
+            if graph_mode is not None:
+                raise ConfigError("--agent and --graph are two ways to answer: give one")
+            from ragwright.rag_agent import enable_agent
+
+            agent = enable_agent(rag, settings.agent)
+            response = agent.ask(question, identity=caller(tenant, groups), rag_options=options)
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
+        elif graph_mode is not None:
             from ragwright.rag_graph import enable_graph
 
             graph = enable_graph(rag)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ragwright._sync import run_sync
 from ragwright.agent import AgentLoop, AgentOptions, AgentTools
 from ragwright.errors import ConfigError
+from ragwright.generate.options import RagOptions
 from ragwright.graph.local import GraphResult
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse, SearchResult
@@ -32,7 +33,7 @@ _AGENTS: weakref.WeakKeyDictionary[Rag, RagAgent] = weakref.WeakKeyDictionary()
 
 NEEDS_LLM = (
     "the agent needs a chat model to choose its tools: give --llm local (pip install 'ragwright[llm]') or "
-    "--llm openai:MODEL@URL on the command line, llm = \"local\" in ragwright.toml, "
+    '--llm openai:MODEL@URL on the command line, llm = "local" in ragwright.toml, '
     "or Rag(..., llm=load_chat('local')) in Python"
 )
 
@@ -80,21 +81,37 @@ class RagAgent:
         return AgentTools(who, search, rag.store, graph, self.options)
 
     async def aask(
-        self, question: str, *, identity: Identity | None = None, options: AgentOptions | None = None
+        self,
+        question: str,
+        *,
+        identity: Identity | None = None,
+        options: AgentOptions | None = None,
+        rag_options: RagOptions | None = None,
     ) -> RagResponse:
-        """Answer *question* with the agent loop as *identity*; the response carries the trajectory."""
+        """Answer *question* with the agent loop as *identity*; the response carries the trajectory.
+        *options* replace the agent's caps for this call; *rag_options* (else the Rag's) give the answer
+        contract's settings (``verify_answer`` …)."""
         llm = self.llm or self.rag.llm
         if llm is None:
             raise ConfigError(NEEDS_LLM, field="llm")
         opts = options or self.options
         started = time.perf_counter()
         loop = AgentLoop(
-            llm, self.tools_for(identity), opts, embedder=self.rag.embedder, rag_options=self.rag.rag_options
+            llm,
+            self.tools_for(identity),
+            opts,
+            embedder=self.rag.embedder,
+            rag_options=rag_options or self.rag.rag_options,
         )
         response = await loop.run(question)
         return replace(response, timings={**response.timings, "total_s": time.perf_counter() - started})
 
     def ask(
-        self, question: str, *, identity: Identity | None = None, options: AgentOptions | None = None
+        self,
+        question: str,
+        *,
+        identity: Identity | None = None,
+        options: AgentOptions | None = None,
+        rag_options: RagOptions | None = None,
     ) -> RagResponse:
-        return run_sync(self.aask(question, identity=identity, options=options))
+        return run_sync(self.aask(question, identity=identity, options=options, rag_options=rag_options))

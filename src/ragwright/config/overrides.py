@@ -83,6 +83,13 @@ def _parents(raw: Tables, on: Any) -> None:
         raw["parents"] = True
 
 
+def _agent(raw: Tables, on: Any) -> None:
+    if not on:
+        raw["agent"] = False
+    elif not isinstance(raw.get("agent"), dict):
+        raw["agent"] = True
+
+
 def _decay_rate(raw: Tables, rate: Any) -> None:
     _table(raw, "strategies", "time_weighting")["decay_rate"] = rate
     _table(raw, "retrieval")["use_time_weighting"] = True
@@ -324,6 +331,14 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         "Cache embeddings, results, reranks and answers (in process; [cache] redis_url adds Redis).",
         _cache,
         SEARCH,
+    ),
+    Switch(
+        ("--agent/--no-agent",),
+        "agent",
+        "Answer with the agent loop: the model searches, fetches and calculates with tools, capped by "
+        "[agent] (rounds, tool calls, tokens); the steps come back as the trajectory. Needs --llm.",
+        _agent,
+        ("ask", "config"),
     ),
     Switch(
         ("--verify/--no-verify",),

@@ -50,6 +50,8 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     tenant = "acme"
     groups = ["finance"]
     [server]                           # ServerConfig: keys, sources, limits, staging_dir, allowed_hosts
+    [agent]                            # AgentOptions: ask answers with the agent loop (also --agent)
+    max_rounds = 4                     # caps: max_rounds, max_tool_calls, max_tokens (cl100k)
 
 A switch that needs a stage (``transforms.hyde``, ``strategies.tags`` …) switches that stage's per-call
 switch on too (``use_hyde``, ``use_tag_retrieval`` …) unless ``[retrieval]`` sets it.
@@ -65,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ragwright.agent.options import AgentOptions
 from ragwright.cache.options import CacheOptions
 from ragwright.config.sections import build, nested, to_plain
 from ragwright.errors import ConfigError
@@ -88,6 +91,7 @@ MODEL_KEYS: Final = ("store", "embedder", "llm", "reranker", "sparse", "keyword_
 TABLES: Final = (
     "retrieval",
     "answers",
+    "agent",
     "transforms",
     "strategies",
     "cache",
@@ -158,6 +162,7 @@ class Settings:
     answers: RagOptions = field(default_factory=lambda: RagOptions(**PRESETS["hybrid"]))
     transforms: TransformOptions = field(default_factory=TransformOptions)
     strategies: StrategyOptions = field(default_factory=StrategyOptions)
+    agent: AgentOptions | None = None  # [agent] / --agent: ask answers with the agent loop
     cache: CacheSettings = field(default_factory=CacheSettings)
     parents: ParentOptions | None = None
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
@@ -210,6 +215,7 @@ class Settings:
             answers=answers,
             transforms=transforms,
             strategies=strategies,
+            agent=nested(AgentOptions, data.get("agent", False), "agent"),
             cache=CacheSettings.from_table(data.get("cache", False)),
             parents=nested(ParentOptions, data.get("parents", False), "parents"),
             chunking=build(ChunkingOptions, _table(data, "chunking"), "chunking"),
@@ -230,6 +236,7 @@ class Settings:
         }
         out["transforms"] = to_plain(self.transforms)
         out["strategies"] = to_plain(self.strategies)
+        out["agent"] = to_plain(self.agent) if self.agent is not None else False
         out["cache"] = {"enabled": self.cache.enabled, "redis_url": _mask(self.cache.redis_url)}
         out["cache"].update(to_plain(self.cache.options))
         out["parents"] = to_plain(self.parents) if self.parents is not None else False

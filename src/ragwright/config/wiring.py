@@ -33,6 +33,7 @@ _NEEDS_LLM = (
     ),
     ("deep research", "--deep-research / [strategies] deep_research", lambda s: s.strategies.deep_research is not None),
     ("LLM answers", "--answer-mode llm / [answers] answer_mode", lambda s: s.answers.answer_mode == "llm"),
+    ("the agent", "--agent / [agent]", lambda s: s.agent is not None),
     ("contextual enrichment", "--context llm / [chunking] context", lambda s: s.chunking.context == "llm"),
     ("propositional chunking", "--propositions / [chunking] propositions", lambda s: s.chunking.propositions),
 )

@@ -231,6 +231,9 @@ def build_app(
     class AskRequest(_Body):
         question: str = Field(min_length=1, max_length=limits.max_query_chars, description="The question.")
         options: dict[str, Any] | None = Field(default=None, description="RagOptions fields.")
+        agent: bool = Field(
+            default=False, description="Answer with the agent loop (capped tool use; the answer has a trajectory)."
+        )
 
     class SourceIngestRequest(_Body):
         source: str = Field(min_length=1, description="Name of a source configured on the server.")
@@ -261,8 +264,8 @@ def build_app(
         """An answer with ``[Source N]`` citations. With ``Accept: text/event-stream``: events ``token``
         (a text delta, JSON string), then ``sources``, ``citations`` and ``done``; ``error`` on failure."""
         if "text/event-stream" not in request.headers.get("accept", ""):
-            return await service.ask(caller, body.question, body.options)
-        events = await service.ask_events(caller, body.question, body.options)
+            return await service.ask(caller, body.question, body.options, agent=body.agent)
+        events = await service.ask_events(caller, body.question, body.options, agent=body.agent)
 
         async def stream() -> AsyncIterator[bytes]:
             try:

@@ -118,15 +118,24 @@ class Service:
         self.ledger(caller)["searches"] += 1
         return {"results": [r.to_dict() for r in results], "documents": await to_thread(self.titles, results)}
 
-    async def ask(self, caller: Caller, question: str, raw_options: Any) -> dict[str, Any]:
+    async def ask(self, caller: Caller, question: str, raw_options: Any, *, agent: bool = False) -> dict[str, Any]:
         options = self.rag_options(raw_options)
         response = await self.limiter.run(
-            lambda: self.rag.aask(question, options, identity=caller.identity), owner=caller.identity.tenant
+            lambda: self._answer(question, options, caller, agent), owner=caller.identity.tenant
         )
         self.ledger(caller)["answers"] += 1
         return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
 
-    async def ask_events(self, caller: Caller, question: str, raw_options: Any) -> AnswerEvents:
+    async def _answer(self, question: str, options: RagOptions, caller: Caller, agent: bool) -> Any:
+        """The answer of a non-streamed ask: the agent loop when the request says ``"agent": true``."""
+        if not agent:
+            return await self.rag.aask(question, options, identity=caller.identity)
+        from ragwright.rag_agent import agent_of, enable_agent
+
+        agent_ = agent_of(self.rag) or enable_agent(self.rag)
+        return await agent_.aask(question, identity=caller.identity, rag_options=options)
+
+    async def ask_events(self, caller: Caller, question: str, raw_options: Any, *, agent: bool = False) -> AnswerEvents:
         """Server-sent events of an answer: ``token`` deltas, then ``sources``, ``citations`` and ``done``.
 
         Options, the work slot and the start of the answer (retrieval) are settled before the first
@@ -137,7 +146,10 @@ class Service:
         slot = self.limiter.slot(caller.identity.tenant)
         await slot.__aenter__()
         try:
-            stream = await self._start_stream(question, options, caller, deadline)
+            if agent:  # the agent's answer is known only at its end: one delta
+                stream = _OneShot(await _within(self._answer(question, options, caller, True), deadline))
+            else:
+                stream = await self._start_stream(question, options, caller, deadline)
         except BaseException:
             await slot.__aexit__(None, None, None)
             raise

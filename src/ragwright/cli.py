@@ -131,6 +131,13 @@ def search(
 @retrieval_flags
 @click.option("--show-prompt", is_flag=True, help="Print the exact messages sent to the chat model.")
 @click.option(
+    "--route",
+    "route_mode",
+    type=click.Choice(["auto", "llm", "off"]),
+    default=None,
+    help="Route the question (no retrieval, hybrid, hierarchical, graph, agentic): auto (rules), llm, off.",
+)
+@click.option(
     "--graph",
     "graph_mode",
     type=click.Choice(["local", "global"]),
@@ -146,6 +153,7 @@ def ask(
     tenant: str | None,
     groups: str | None,
     show_prompt: bool,
+    route_mode: str | None,
     graph_mode: str | None,
     switches: dict[str, Any],
 ) -> None:
@@ -161,6 +169,25 @@ def ask(
         options = options.merged(metadata_filter=parse_filters(filters))
     prompts: list[Any] = []
     observer = (prompts.append if state.as_json else print_prompt) if show_prompt else None
+    route = route_mode or (settings.route.mode if settings.route is not None else None)
+    if route not in (None, "off"):  # --route auto|llm / [route]: ragwright.rag_route decides, says why
+        if graph_mode is not None:
+            raise ConfigError("--route and --graph are two ways to choose the answer path: give one")
+        from dataclasses import replace
+
+        from ragwright.rag_route import route_ask
+        from ragwright.route import RouterOptions
+
+        with state.open(must_exist=True, prompt_observer=observer, settings=settings) as rag:
+            warn_unknown_filter_keys(rag, options.metadata_filter)
+            router = replace(settings.route or RouterOptions(), mode=route)
+            routed = route_ask(rag, question, identity=caller(tenant, groups), options=router, answer_options=options)
+        if not state.as_json:
+            click.echo(safe_text(routed.answer))
+            click.echo(f"route: {routed.route} ({flat(routed.route_reason or '')})", err=True)
+        payload = routed.to_dict() | ({"prompts": [[m.to_dict() for m in p] for p in prompts]} if show_prompt else {})
+        state.emit(payload, lambda: print_sources(routed, show_prompt=show_prompt))
+        return
     with state.open(must_exist=True, prompt_observer=observer, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
         if settings.agent is not None:  # --agent / [agent]

@@ -42,6 +42,8 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     [parents]                          # ParentOptions: parent-document chunks at ingestion
     [chunking]                         # ChunkingOptions
     strategy = "semantic"
+    [route]                            # RouterOptions: ask routes each question (also --route auto|llm|off)
+    mode = "auto"                      # auto (rules) | llm (classifier) | off; routes = [...] allowed
     [ingest]                           # IngestOptions ([ingest.parse]: ParseOptions)
     [federation]                       # FederationOptions: search several sources, weighted RRF
     collections = "live,g2=0.5"        # NAME[=WEIGHT]: the store's collections (live: its live one)
@@ -84,6 +86,7 @@ from ragwright.options import (
 )
 from ragwright.retrieve.strategies.options import StrategyOptions
 from ragwright.retrieve.transforms.options import TransformOptions
+from ragwright.route.options import RouterOptions
 
 FILE_NAME: Final = "ragwright.toml"
 ENV_VAR: Final = "RAGWRIGHT_CONFIG"
@@ -94,6 +97,7 @@ TABLES: Final = (
     "agent",
     "transforms",
     "strategies",
+    "route",
     "cache",
     "parents",
     "chunking",
@@ -166,6 +170,7 @@ class Settings:
     cache: CacheSettings = field(default_factory=CacheSettings)
     parents: ParentOptions | None = None
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
+    route: RouterOptions | None = None  # [route] / --route: ask routes each question (ragwright.rag_route)
     ingest: IngestOptions = field(default_factory=IngestOptions)
     federation: FederationOptions | None = None
     identity: Identity | None = None
@@ -219,6 +224,7 @@ class Settings:
             cache=CacheSettings.from_table(data.get("cache", False)),
             parents=nested(ParentOptions, data.get("parents", False), "parents"),
             chunking=build(ChunkingOptions, _table(data, "chunking"), "chunking"),
+            route=nested(RouterOptions, data.get("route", False), "route"),
             ingest=build(IngestOptions, _table(data, "ingest"), "ingest"),
             federation=_federation(data.get("federation")),
             identity=_identity(data.get("identity")),
@@ -241,6 +247,7 @@ class Settings:
         out["cache"].update(to_plain(self.cache.options))
         out["parents"] = to_plain(self.parents) if self.parents is not None else False
         out["chunking"] = to_plain(self.chunking)
+        out["route"] = to_plain(self.route) if self.route is not None else False
         out["ingest"] = to_plain(self.ingest)
         out["federation"] = self.federation.to_table() if self.federation is not None else False
         out["identity"] = (

@@ -231,6 +231,12 @@ def build_app(
     class AskRequest(_Body):
         question: str = Field(min_length=1, max_length=limits.max_query_chars, description="The question.")
         options: dict[str, Any] | None = Field(default=None, description="RagOptions fields.")
+        route: str | None = Field(
+            default=None,
+            pattern="^(auto|llm|off)$",
+            description="Route the question: auto (rules), llm (classifier) or off; the answer says which route and "
+            "why (one JSON answer, never a stream).",
+        )
         agent: bool = Field(
             default=False, description="Answer with the agent loop (capped tool use; the answer has a trajectory)."
         )
@@ -263,6 +269,8 @@ def build_app(
     async def ask(body: AskRequest, request: Request, caller: Annotated[Caller, Depends(get_caller)]) -> Any:
         """An answer with ``[Source N]`` citations. With ``Accept: text/event-stream``: events ``token``
         (a text delta, JSON string), then ``sources``, ``citations`` and ``done``; ``error`` on failure."""
+        if body.route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
+            return await service.ask_routed(caller, body.question, body.options, str(body.route))
         if "text/event-stream" not in request.headers.get("accept", ""):
             return await service.ask(caller, body.question, body.options, agent=body.agent)
         events = await service.ask_events(caller, body.question, body.options, agent=body.agent)

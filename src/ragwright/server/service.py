@@ -164,6 +164,21 @@ class Service:
             stream = await _within(stream, deadline)
         return stream
 
+    async def ask_routed(self, caller: Caller, question: str, raw_options: Any, mode: str) -> dict[str, Any]:
+        """``"route": "auto" | "llm"``: the answer by the route the router chooses (ragwright.rag_route), with
+        ``route`` and ``route_reason``; *raw_options* are the hybrid route's (a metadata filter keeps it there)."""
+        from ragwright.rag_route import aroute_ask
+        from ragwright.route import RouterOptions
+
+        options = self.rag_options(raw_options)
+        router = RouterOptions(mode=mode)
+        response = await self.limiter.run(
+            lambda: aroute_ask(self.rag, question, identity=caller.identity, options=router, answer_options=options),
+            owner=caller.identity.tenant,
+        )
+        self.ledger(caller)["answers"] += 1
+        return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
+
     def titles(self, results: Sequence[SearchResult]) -> dict[str, dict[str, Any]]:
         """Title and source of each document among *results* (the caller already sees them).
 

@@ -83,6 +83,8 @@ def serve(
     rag = state.open(must_exist=False)
     try:
         app = create_app(rag, config)
+        if settings.federation is not None:  # the stores a request's "collections" may name
+            app.state.service.federation_stores = {s.name: s.uri for s in settings.federation.sources if s.uri}
         auth = f"{len(config.keys)} API key(s)" if config.auth_required else "no keys: anonymous, public content only"
         click.echo(f"serving {state.store} on http://{host}:{port}/ ({auth})", err=True)
         if state.as_json:

@@ -147,6 +147,19 @@ class FederatedRag:
     ) -> FederatedResponse:
         return run_sync(self.aask(question, options, identity=identity))
 
+    def titles(self, results: Sequence[SearchResult]) -> dict[str, dict[str, dict[str, Any]]]:
+        """Title and source of each result's document, read from *its own* source's registry (the same id
+        may name another document elsewhere): ``{source: {document id: {"title", "source"}}}``. Blocking."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for r in results:
+            rag = self.sources.get(r.source or "")
+            if rag is None or r.document_id in out.get(r.source or "", {}):
+                continue
+            record = rag.store.get_record(r.document_id)
+            entry = {"title": record.title if record else None, "source": record.source if record else None}
+            out.setdefault(r.source or "", {})[r.document_id] = entry
+        return out
+
     def close(self) -> None:
         """Close the sources this federation opened (not the Rags it was given)."""
         for rag in self._owned:

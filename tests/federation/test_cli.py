@@ -56,9 +56,7 @@ def test_federate_another_store_and_ask(stores: tuple[str, str, str]) -> None:
     out, _ = run("--store", path, "--json", "search", "refunds", "--federate", f"shop={other}", "--top-k", "6")
     payload = json.loads(out)
     assert {r["source"] for r in payload["results"]} == {"live", "shop"}
-    out, _ = run(
-        "--store", path, "--json", "ask", "how many days to return goods?", "--collections", f"live,{name}"
-    )
+    out, _ = run("--store", path, "--json", "ask", "how many days to return goods?", "--collections", f"live,{name}")
     answer = json.loads(out)
     assert answer["federation"] == {"sources": ["live", name], "failures": []}
     assert {s["source"] for s in answer["sources"]} <= {"live", name}

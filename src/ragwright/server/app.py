@@ -224,12 +224,20 @@ def build_app(
 
     class SearchRequest(_Body):
         query: str = Field(min_length=1, max_length=limits.max_query_chars, description="What to search for.")
+        collections: str | list[str] | None = Field(
+            default=None,
+            description="Federated search over these sources, NAME[=WEIGHT]: the store's collections ('live': "
+            "its live one) and the stores configured under [federation] stores.",
+        )
         options: dict[str, Any] | None = Field(
             default=None, description='RetrievalOptions fields, e.g. {"top_k": 5, "metadata_filter": {…}}.'
         )
 
     class AskRequest(_Body):
         question: str = Field(min_length=1, max_length=limits.max_query_chars, description="The question.")
+        collections: str | list[str] | None = Field(
+            default=None, description="Answer from a federated search over these sources (one JSON answer)."
+        )
         options: dict[str, Any] | None = Field(default=None, description="RagOptions fields.")
         route: str | None = Field(
             default=None,
@@ -259,6 +267,8 @@ def build_app(
     @app.post("/search", tags=["query"])
     async def search(body: SearchRequest, caller: Annotated[Caller, Depends(get_caller)]) -> dict[str, Any]:
         """The best chunks for a query: the same result shape as ``ragwright search --json``."""
+        if body.collections is not None:  # federated (ragwright.rag_federation)
+            return await service.search_federated(caller, body.query, body.options, body.collections)
         return await service.search(caller, body.query, body.options)
 
     @app.post(
@@ -269,6 +279,8 @@ def build_app(
     async def ask(body: AskRequest, request: Request, caller: Annotated[Caller, Depends(get_caller)]) -> Any:
         """An answer with ``[Source N]`` citations. With ``Accept: text/event-stream``: events ``token``
         (a text delta, JSON string), then ``sources``, ``citations`` and ``done``; ``error`` on failure."""
+        if body.collections is not None:  # federated evidence: one JSON answer, never a stream
+            return await service.ask_federated(caller, body.question, body.options, body.collections)
         if body.route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
             return await service.ask_routed(caller, body.question, body.options, str(body.route))
         if "text/event-stream" not in request.headers.get("accept", ""):

@@ -110,6 +110,43 @@ class Service:
         )
 
     # -- retrieval and answers ---------------------------------------------------------------------------
+    def federation(self, collections: Any) -> Any:
+        """The federated view a request's ``collections`` names (``"live,g2=0.5"`` or a list of such): the
+        served store's collections (``live``: its live one) and the stores the server was configured with
+        (``federation_stores``, from ``[federation] stores``), by name — never a URI from a request. The
+        sources stay open across requests (:class:`~ragwright.rag_federation.SourcePool`)."""
+        from ragwright.federation import FederationOptions, parse_weights
+        from ragwright.rag_federation import SourcePool, open_federation
+
+        weights = parse_weights(collections)
+        if not weights:
+            raise ConfigError.invalid("collections", collections, "source names, e.g. 'live,g2=0.5'")
+        stores = {n: u for n, u in getattr(self, "federation_stores", {}).items() if n in weights}
+        if getattr(self, "_sources", None) is None:
+            self._sources = SourcePool(self.rag)
+        return open_federation(self.rag, FederationOptions.parse(weights, stores), pool=self._sources)
+
+    async def search_federated(self, caller: Caller, query: str, raw_options: Any, collections: Any) -> dict[str, Any]:
+        """``"collections"``: one search over several sources as the caller, merged by weighted RRF."""
+        options = self.retrieval_options(raw_options)
+        fed = await to_thread(self.federation, collections)
+        found = await self.limiter.run(
+            lambda: fed.asearch(query, options, identity=caller.identity), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["searches"] += 1
+        payload = {"results": [r.to_dict() for r in found], "federation": found.summary()}
+        return {**payload, "documents": await to_thread(fed.titles, found)}
+
+    async def ask_federated(self, caller: Caller, question: str, raw_options: Any, collections: Any) -> dict[str, Any]:
+        """``"collections"``: an answer from the merged evidence of several sources (one JSON answer)."""
+        options = self.rag_options(raw_options)
+        fed = await to_thread(self.federation, collections)
+        response = await self.limiter.run(
+            lambda: fed.aask(question, options, identity=caller.identity), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["answers"] += 1
+        return {**response.to_dict(), "documents": await to_thread(fed.titles, response.sources)}
+
     async def search(self, caller: Caller, query: str, raw_options: Any) -> dict[str, Any]:
         options = self.retrieval_options(raw_options)
         results = await self.limiter.run(

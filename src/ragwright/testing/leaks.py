@@ -25,6 +25,12 @@ also runs graph local search (its chunks, entity names and relation evidence), `
 hidden document's entity, and global search (its sources and the answer's text): a name or sentence of
 a document the identity may not see is a leak.
 
+When the Rag has an agent (:func:`ragwright.rag_agent.enable_agent`), every probe also drives the agent's
+tools directly, with the arguments a hostile model would write (another tenant, every group, a
+filter): a search for the probe, a fetch of a hidden document's chunk id and of its document id, and
+a graph lookup of a hidden entity; the passages they return and the text shown to the model are
+checked (a hidden document's marker word in a tool's text is a leak).
+
 A leak is a result (or a listed registry record) whose document the identity may not see by the audit's
 own record, a chunk whose tenant/ACL fails :meth:`Identity.can_see`, or a registry record whose tenant or
 ACL differs from what the audit ingested. The leak rate must be 0.
@@ -91,6 +97,13 @@ BASE_MODES: dict[str, dict[str, Any]] = {
     "neighbours": {"use_hybrid_search": True, "neighbour_window": 2},
     "mmr+redundancy": {"use_hybrid_search": True, "use_mmr": True, "use_redundancy_filter": True},
 }
+
+
+def _agent_of(rag: Rag) -> Any:
+    """The agent :func:`ragwright.rag_agent.enable_agent` made for *rag*, if any."""
+    from ragwright.rag_agent import agent_of
+
+    return agent_of(rag)
 
 
 def _weighted() -> Any:
@@ -286,6 +299,8 @@ class LeakAudit:
                     self._check(report, identity, "ask", phase, answer.sources)
                 if getattr(rag, "graph", None) is not None:
                     self._probe_graph(rag, report, identity, phase, query, q_index)
+                if _agent_of(rag) is not None:
+                    self._probe_agent(rag, report, identity, phase, query, q_index)
 
     def _probe_graph(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str, n: int) -> None:
         """Graph paths: local search (chunks, entity names, relation evidence), show, global search."""
@@ -310,6 +325,31 @@ class LeakAudit:
             answer = graph.ask(query, mode="global", identity=identity)
             self._check(report, identity, "graph-global", phase, answer.sources)
             self._check_text(report, identity, "graph-global", phase, [answer.answer], hidden_names)
+
+    def _probe_agent(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str, n: int) -> None:
+        """Agent tools as *identity*, called with arguments that try to widen access (see the module docstring)."""
+        from ragwright._sync import run_sync
+        from ragwright.agent import Evidence
+
+        tools = _agent_of(rag).tools_for(identity)
+        allowed = self.visible(identity)
+        hidden = sorted(set(self.access) - allowed)
+        target = hidden[n % len(hidden)] if hidden else None
+        tenant = self.access[target][0] if target is not None else TENANTS[n % len(TENANTS)]
+        widen = {"tenant": tenant, "groups": ["*", *GROUPS], "filter": {"tenant": tenant}}
+        evidence, texts = Evidence(), []
+        texts.append(run_sync(tools.run("search", {"query": query, **widen}, evidence)).text)
+        if target is not None:
+            chunk_ids = [c.id for c in rag.store.document_chunks(target)][:1]  # read as an administrator
+            for ref in [*chunk_ids, target]:
+                texts.append(run_sync(tools.run("fetch", {"id": ref, **widen}, evidence)).text)
+            if "graph" in tools.names and target in self.names:
+                texts.append(run_sync(tools.run("graph", {"entity": self.names[target], **widen}, evidence)).text)
+        self._check(report, identity, "agent-tools", phase, evidence.results)
+        seen = {m for doc, m in self.markers.items() if doc in allowed}  # a shared source's copy is visible
+        secret = {m for doc, m in self.markers.items() if doc not in allowed} - seen
+        secret |= {name for doc, name in self.names.items() if doc not in allowed}
+        self._check_text(report, identity, "agent-tools", phase, texts, secret)
 
     def _check_text(
         self, report: LeakReport, identity: Identity, mode: str, phase: str, texts: list[str], hidden: set[str]

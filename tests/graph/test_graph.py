@@ -123,3 +123,30 @@ def test_options_are_validated() -> None:
         GraphOptions(extractor="magic")
     with pytest.raises(ConfigError, match=r"graph\.hops"):
         GraphOptions(hops=7)
+
+
+def test_a_document_changed_by_a_run_without_the_graph_is_extracted_again(tmp_path: Path) -> None:
+    rag = make(tmp_path / "s.db")
+    rag.ingest(BytesSource({"film.md": FILM}), tenant="acme")
+    rag.close()
+    plain = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64))  # the graph is off here
+    plain.ingest(
+        BytesSource({"film.md": b"# Big Stone Gap\n\nBig Stone Gap was directed by Melissa Nolan."}), tenant="acme"
+    )
+    plain.close()
+    again = make(tmp_path / "s.db")
+    again.ingest(BytesSource({}), tenant="acme")  # any run with the graph reconciles it with the registry
+    graph = again.graph
+    assert graph is not None
+    keys = {r[0] for r in graph.index.tables._rows("SELECT key FROM graph_mentions WHERE document_id = 'film.md'")}
+    assert "melissa nolan" in keys and "adriana trigiani" not in keys
+    assert graph.show("Adriana Trigiani", identity=ACME) == (None, [])
+
+
+def test_the_callers_own_entities_are_kept(tmp_path: Path) -> None:
+    rag = make(tmp_path / "s.db")
+    rag.ingest(BytesSource({"film.md": FILM}), tenant="acme", metadata={"entities": "Trigiani Films"})
+    (hit,) = rag.search("film", identity=ACME, top_k=1)
+    names = hit.chunk.metadata["entities"]
+    assert isinstance(names, list) and names[0] == "Trigiani Films" and "Adriana Trigiani" in names
+    assert rag.search("film", identity=ACME, metadata_filter={"entities": "Trigiani Films"})

@@ -2,7 +2,7 @@
 
 * :meth:`GraphIndex.annotate` runs in the ingestion pipeline right after chunking (on the producer
   thread, so it overlaps with embedding): it extracts each chunk's entities and relations and writes
-  the entity names into ``metadata["entities"]`` (filterable: ``{"entities": "Contoso"}``).
+  the entity names into ``metadata["entities"]`` after any the caller gave (filterable: ``{"entities": "Contoso"}``).
 * :meth:`GraphIndex.on_written` (an ingest hook, after a document's chunks are written) replaces what
   that document contributed to the graph — its mentions, relations and aliases — in one transaction.
 * :meth:`GraphIndex.sync` reconciles with the registry: a document removed (or failed) loses its rows,
@@ -100,7 +100,11 @@ class GraphIndex:
         if not self.options.chunk_metadata:
             return chunks
         return [
-            dataclasses.replace(c, metadata={**c.metadata, "entities": x.names()}) if x.names() else c
+            dataclasses.replace(
+                c, metadata={**c.metadata, "entities": _with_own(c.metadata.get("entities"), x.names())}
+            )
+            if x.names()
+            else c
             for c, x in zip(chunks, extractions, strict=True)
         ]
 
@@ -123,6 +127,7 @@ class GraphIndex:
         """Reconcile with the registry (see the module docstring); returns what changed."""
         records = {r.document_id: r for r in self.store.list_records() if r.status is DocumentStatus.INDEXED}
         done = {"removed": 0, "access": 0, "extracted": 0}
+        written = self.tables.extracted_at()
         for doc, (tenant, acl, extractor) in self.tables.documents().items():
             record = records.get(doc)
             if record is None:
@@ -131,7 +136,8 @@ class GraphIndex:
             elif (record.tenant, tuple(sorted(record.acl))) != (tenant, tuple(sorted(acl))):
                 self.tables.update_access(doc, record.tenant, record.acl)
                 done["access"] += 1
-            if record is not None and extractor == self.extractor.version:
+            # re-indexed after its graph rows were written (by a run without the graph): extract it again
+            if record is not None and extractor == self.extractor.version and record.updated_at <= written[doc]:
                 records.pop(doc)
         for doc, record in records.items():  # indexed, not (or differently) in the graph: extract now
             chunks = self.store.document_chunks(doc)
@@ -200,3 +206,15 @@ def _compatible(a: str, b: str) -> bool:
         [w for w in b.split() if any(ch.isdigit() for ch in w)],
     )
     return digits_a == digits_b
+
+
+def _with_own(own: object, derived: Sequence[str]) -> list[str]:
+    """The caller's own ``entities`` (a name or a list of names) first, then the derived names they lack."""
+    names = (
+        [own]
+        if isinstance(own, str)
+        else [n for n in own if isinstance(n, str)]
+        if isinstance(own, list | tuple)
+        else []
+    )
+    return names + [n for n in derived if n not in names]

@@ -172,6 +172,10 @@ class SqliteGraphTables:
         rows = self._rows("SELECT document_id, tenant, acl, extractor FROM graph_documents")
         return {str(d): (str(t), tuple(json.loads(a)), str(e)) for d, t, a, e in rows}
 
+    def extracted_at(self) -> dict[str, float]:
+        """``document_id -> when its graph rows were written`` (seconds since the epoch)."""
+        return {str(d): float(at) for d, at in self._rows("SELECT document_id, updated_at FROM graph_documents")}
+
     # -- reads under a security predicate ---------------------------------------------------------------
     def mentions(self, tenant_sql: tuple[str, list[Any]], keys: Sequence[str] | None = None) -> list[Row]:
         """``(chunk_id, document_id, key, surface, type, start, end)`` of mentions (of *keys*) passing the

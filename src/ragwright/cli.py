@@ -144,6 +144,11 @@ def search(
     default=None,
     help="Answer from the entity graph (ingest --graph): local (entities, hops, evidence) or global (themes).",
 )
+@click.option(
+    "--session",
+    default=None,
+    help="Continue the named conversation kept in the store (per identity): follow-ups understood (see `chat`).",
+)
 @switch_flags("ask")
 @command
 def ask(
@@ -155,6 +160,7 @@ def ask(
     show_prompt: bool,
     route_mode: str | None,
     graph_mode: str | None,
+    session: str | None,
     switches: dict[str, Any],
 ) -> None:
     """Answer a question from the store, with [Source N] citations (streamed with --llm).
@@ -214,6 +220,12 @@ def ask(
             for note in failure_notes(answered.failures):
                 click.echo(f"warning: {note}", err=True)
             response = answered
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
+        elif session is not None:
+            from ragwright.cli_memory import ask_in_session
+
+            response = ask_in_session(rag, question, options, caller(tenant, groups), session)
             if not state.as_json:
                 click.echo(safe_text(response.answer))
         elif state.as_json:
@@ -324,6 +336,8 @@ main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
 main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
 main.add_command(__import__("ragwright.cli_mcp", fromlist=["mcp_command"]).mcp_command)
 main.add_command(__import__("ragwright.cli_graph", fromlist=["graph_group"]).graph_group)
+main.add_command(__import__("ragwright.cli_memory", fromlist=["chat"]).chat)
+main.add_command(__import__("ragwright.cli_memory", fromlist=["memory_group"]).memory_group)
 for _command in main.commands.values():
     accept_after(_command)
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from ragwright.cache.options import CacheOptions
 from ragwright.errors import ConfigError
+from ragwright.memory.options import MemoryOptions, PersistentMemoryOptions
 from ragwright.model.filters import And, Eq, Filter, In
 from ragwright.options import (
     ChunkingOptions,
@@ -60,6 +61,7 @@ NESTED: Final[dict[type, dict[str, type]]] = {
         "crag": CragOptions,
     },
     IngestOptions: {"parse": ParseOptions},
+    MemoryOptions: {"persistent": PersistentMemoryOptions},
 }
 #: Fields a configuration file cannot set (Python objects, or per-call data).
 NOT_CONFIGURABLE: Final[dict[type, frozenset[str]]] = {

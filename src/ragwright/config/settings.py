@@ -48,6 +48,10 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     [federation]                       # FederationOptions: search several sources, weighted RRF
     collections = "live,g2=0.5"        # NAME[=WEIGHT]: the store's collections (live: its live one)
     stores = { pg = "postgresql://u@h/db" }  # other stores, by name (weight 1 unless in collections)
+    [memory]                           # MemoryOptions: conversation history budget (cl100k), summaries
+    budget_tokens = 2048
+    [memory.persistent]                # PersistentMemoryOptions: memory per identity (off without it)
+    min_score = 0.3
     [identity]                         # the caller of CLI search/ask and of the MCP tools
     tenant = "acme"
     groups = ["finance"]
@@ -74,6 +78,7 @@ from ragwright.cache.options import CacheOptions
 from ragwright.config.sections import build, nested, to_plain
 from ragwright.errors import ConfigError
 from ragwright.federation.options import FederationOptions
+from ragwright.memory.options import MemoryOptions
 from ragwright.model.identity import Identity
 from ragwright.options import (
     PRESETS,
@@ -105,6 +110,7 @@ TABLES: Final = (
     "federation",
     "identity",
     "server",
+    "memory",
 )
 ANALYZERS: Final = ("auto", "fuzzy", "default", "english")
 #: Stages whose configuration turns their per-call switch on (unless [retrieval] sets the switch).
@@ -175,6 +181,7 @@ class Settings:
     federation: FederationOptions | None = None
     identity: Identity | None = None
     server: Mapping[str, Any] = field(default_factory=dict)
+    memory: MemoryOptions = field(default_factory=MemoryOptions)
     #: The tables these settings were built from (file and overrides), to rebuild them with more overrides.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -229,6 +236,7 @@ class Settings:
             federation=_federation(data.get("federation")),
             identity=_identity(data.get("identity")),
             server=dict(server),
+            memory=build(MemoryOptions, _table(data, "memory"), "memory"),
             raw=dict(data),
         )
 
@@ -257,6 +265,7 @@ class Settings:
             else None
         )
         out["server"] = _server_view(self.server)
+        out["memory"] = to_plain(self.memory)
         return out
 
     def with_overrides(

@@ -96,7 +96,7 @@ def build_rag(
     from ragwright.rag import Rag
 
     check_models(settings, llm)
-    return Rag(
+    rag = Rag(
         store,
         embedder,
         retrieval_options=settings.retrieval,
@@ -114,6 +114,10 @@ def build_rag(
         cache_options=settings.cache.options,
         transforms=settings.transforms,
     )
+    from ragwright.rag_memory import enable_memory
+
+    enable_memory(rag, settings.memory)  # [memory]: chat, --session and the server's chat endpoint
+    return rag
 
 
 def embedder_spec(settings: Settings, store: EmbeddingInfo) -> str:

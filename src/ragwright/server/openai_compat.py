@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import ConfigError
+from ragwright.rag_memory import abudget_chat, aremember_chat
 from ragwright.server.service import Service
 
 if TYPE_CHECKING:
@@ -256,10 +257,20 @@ def add_routes(app: "FastAPI", service: Service, get_caller: Any) -> None:
                 "messages", "…", f"a last user message of at most {service.limits.max_query_chars} characters"
             )
         options = rag_options(body, history)
+        # conversation memory: the history fitted to [memory] budget_tokens (oldest turns summarised or
+        # dropped); a named caller's persistent memory recalled and, once answered, the turn remembered
+        named = not caller.anonymous and caller.identity.user is not None
+        fitted = await abudget_chat(
+            service.rag, caller.identity, question, history, named=named, system_prompt=options.get("system_prompt")
+        )
+        options.pop("conversation_history", None)
+        if fitted.history:
+            options["conversation_history"] = fitted.history
         model = str(body.get("model") or MODEL_ID)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         if not body.get("stream"):
             answer = await service.ask(caller, question, options)
+            await aremember_chat(service.rag, caller.identity, question, answer, named=named)
             return completion(answer, model, completion_id, created)
         stream_options = body.get("stream_options") or {}
         include_usage = bool(isinstance(stream_options, Mapping) and stream_options.get("include_usage"))

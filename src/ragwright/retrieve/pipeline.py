@@ -247,6 +247,9 @@ class Retriever(StageBase):
             branch.vector = vectors[0]  # reused when self-query filters are relaxed
         query_vector.extend(vectors)
         stored: dict[str, Vector] = {}  # stored vectors read for this branch, shared by its passes
+        fb = options.feedback
+        if fb is not None and fb.rocchio and fb.rocchio_scope == "candidates" and len(hits_per_arm) > 1:
+            await self._prefetch(hits_per_arm, stored)  # one read for the completions and the feedback
         results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None, stored)
         if options.feedback is not None and results:
             hits_per_arm, vector = await self._feedback(call, branch, hits_per_arm, results, depth, flt, stored)
@@ -314,6 +317,18 @@ class Retriever(StageBase):
             log.warning("feedback_failed: %s: %s; the first pass serves the query", type(exc).__name__, exc)
             return hits_per_arm, branch.vector
         return out, vector
+
+    async def _prefetch(self, hits_per_arm: dict[str, list[Hit]], stored: dict[str, Vector]) -> None:
+        """The stored vectors of every candidate (already visible to the caller), in one read; a failure
+        leaves them to be read (or degraded) where they are needed."""
+        lookup = self.lookup
+        if lookup is None or "dense" not in hits_per_arm:
+            return
+        ids = list(dict.fromkeys(h.chunk.id for hits in hits_per_arm.values() for h in hits))
+        try:
+            await to_thread(_read_vectors, lookup, ids, stored)
+        except Exception as exc:  # degrade: the completions and the feedback read what they need
+            log.debug("vector_prefetch_failed: %s: %s", type(exc).__name__, exc)
 
     def _scales(self) -> dict[str, Scale]:
         """How convex fusion reads each arm: the dense arm's cosine as it is (unless the store's scores

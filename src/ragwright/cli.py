@@ -92,6 +92,11 @@ def main(
 @main.command()
 @click.argument("query")
 @retrieval_flags
+@click.option(
+    "--hierarchical",
+    is_flag=True,
+    help="Documents first (by their summaries), then chunks inside the best ones (ingest --hierarchy).",
+)
 @switch_flags("search")
 @command
 def search(
@@ -100,6 +105,7 @@ def search(
     filters: tuple[str, ...],
     tenant: str | None,
     groups: str | None,
+    hierarchical: bool,
     switches: dict[str, Any],
 ) -> None:
     """Search the store and print the best chunks, as the caller --tenant/--groups (public content otherwise).
@@ -110,6 +116,13 @@ def search(
     options = settings.retrieval
     if filters:
         options = options.merged(metadata_filter=parse_filters(filters))
+    if hierarchical:  # --hierarchical: documents by summary first, then chunks inside the best ones
+        from ragwright.rag_hierarchy import hierarchical_search
+
+        with state.open(must_exist=True, settings=settings) as rag:
+            ranked = hierarchical_search(rag, query, options, identity=caller(tenant, groups))
+        state.emit(ranked.to_dict(), lambda: print_results(ranked.results))
+        return
     with state.open(must_exist=True, settings=settings) as rag:
         warn_unknown_filter_keys(rag, options.metadata_filter)
         extra: dict[str, Any] = {}
@@ -130,6 +143,11 @@ def search(
 @click.argument("question")
 @retrieval_flags
 @click.option("--show-prompt", is_flag=True, help="Print the exact messages sent to the chat model.")
+@click.option(
+    "--hierarchical",
+    is_flag=True,
+    help="Answer from documents found by their summaries, then chunks inside them (ingest --hierarchy).",
+)
 @click.option(
     "--route",
     "route_mode",
@@ -158,6 +176,7 @@ def ask(
     tenant: str | None,
     groups: str | None,
     show_prompt: bool,
+    hierarchical: bool,
     route_mode: str | None,
     graph_mode: str | None,
     session: str | None,
@@ -210,6 +229,12 @@ def ask(
 
             graph = enable_graph(rag)
             response = graph.ask(question, mode=graph_mode, identity=caller(tenant, groups))
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
+        elif hierarchical:  # --hierarchical: documents by summary first, then chunks inside them
+            from ragwright.rag_hierarchy import enable_hierarchy
+
+            response = enable_hierarchy(rag).ask(question, identity=caller(tenant, groups), options=options)
             if not state.as_json:
                 click.echo(safe_text(response.answer))
         elif settings.federation is not None:  # --collections / --federate / [federation]

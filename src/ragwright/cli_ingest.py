@@ -57,6 +57,12 @@ from ragwright.errors import ConfigError
     default=None,
     help="Entity extractor of --graph: rules (default, no model), spacy ([graph-ner]), llm (--llm).",
 )
+@click.option(
+    "--hierarchy",
+    "hierarchy",
+    is_flag=True,
+    help="Also summarise each document and build the summary tree (search/ask --hierarchical).",
+)
 @switch_flags("ingest")
 @command
 def ingest(
@@ -74,6 +80,7 @@ def ingest(
     password_file: Path | None,
     graph: bool,
     graph_extractor: str | None,
+    hierarchy: bool,
     switches: dict[str, Any],
 ) -> None:
     """Ingest files, folders or JSONL/BEIR corpora (unchanged documents are skipped). Exit status 1 when
@@ -97,6 +104,7 @@ def ingest(
     ):
         report = IngestReport()
         _graph(rag, graph or graph_extractor is not None, graph_extractor)
+        _hierarchy(rag, hierarchy)
         if sources:
             report.add(_ingest_with_progress(state, rag, sources, tenant, access, parse_filters(meta), sync, cancel))
         if retry_failed and not report.interrupted:
@@ -123,6 +131,14 @@ def _graph(rag: Any, asked: bool, extractor: str | None) -> None:
         from ragwright.graph import GraphOptions
 
         enable_graph(rag, GraphOptions(extractor=extractor or "rules"))
+
+
+def _hierarchy(rag: Any, asked: bool) -> None:
+    """--hierarchy, or a store that already has summaries (which every ingestion then keeps in step)."""
+    from ragwright.rag_hierarchy import enable_hierarchy, store_has_hierarchy
+
+    if asked or store_has_hierarchy(rag.store):
+        enable_hierarchy(rag)
 
 
 def ingest_options(password: str | None, password_file: Path | None, base: Any = None) -> Any:

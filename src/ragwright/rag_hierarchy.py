@@ -25,7 +25,7 @@ from ragwright.hierarchy.options import HierarchyOptions
 from ragwright.hierarchy.search import HierarchyResult, HierarchySearch
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse
-from ragwright.options import RagOptions
+from ragwright.options import RagOptions, RetrievalOptions
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -40,6 +40,20 @@ def enable_hierarchy(rag: Rag, options: HierarchyOptions | None = None) -> RagHi
     if rag.hierarchy is None:
         rag.hierarchy = RagHierarchy(rag, options or HierarchyOptions())
     return rag.hierarchy
+
+
+def hierarchical_search(
+    rag: Rag, query: str, options: RetrievalOptions | None = None, *, identity: Identity | None = None
+) -> HierarchyResult:
+    """The two-stage search the CLI's ``search --hierarchical`` and the server's ``"hierarchical": true``
+    run: *options* gives ``top_k``; a metadata filter is refused (the document stage does not apply one)."""
+    opts = options or rag.retrieval_options
+    if opts.metadata_filter is not None:
+        raise ConfigError(
+            "hierarchical search does not take a metadata filter yet: drop --filter / metadata_filter, or search "
+            "without --hierarchical"
+        )
+    return enable_hierarchy(rag).search(query, identity=identity, top_k=opts.top_k)
 
 
 def store_has_hierarchy(store: object) -> bool:

@@ -44,6 +44,8 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     strategy = "semantic"
     [route]                            # RouterOptions: ask routes each question (also --route auto|llm|off)
     mode = "auto"                      # auto (rules) | llm (classifier) | off; routes = [...] allowed
+    [hierarchy]                        # HierarchyOptions: document summaries, tree (search --hierarchical)
+    combine = "rrf"
     [ingest]                           # IngestOptions ([ingest.parse]: ParseOptions)
     [federation]                       # FederationOptions: search several sources, weighted RRF
     collections = "live,g2=0.5"        # NAME[=WEIGHT]: the store's collections (live: its live one)
@@ -71,7 +73,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.agent.options import AgentOptions
 from ragwright.cache.options import CacheOptions
@@ -93,6 +95,9 @@ from ragwright.retrieve.strategies.options import StrategyOptions
 from ragwright.retrieve.transforms.options import TransformOptions
 from ragwright.route.options import RouterOptions
 
+if TYPE_CHECKING:
+    from ragwright.hierarchy.options import HierarchyOptions
+
 FILE_NAME: Final = "ragwright.toml"
 ENV_VAR: Final = "RAGWRIGHT_CONFIG"
 MODEL_KEYS: Final = ("store", "embedder", "llm", "reranker", "sparse", "keyword_analyzer", "mode")
@@ -106,6 +111,7 @@ TABLES: Final = (
     "cache",
     "parents",
     "chunking",
+    "hierarchy",
     "ingest",
     "federation",
     "identity",
@@ -175,6 +181,7 @@ class Settings:
     agent: AgentOptions | None = None  # [agent] / --agent: ask answers with the agent loop
     cache: CacheSettings = field(default_factory=CacheSettings)
     parents: ParentOptions | None = None
+    hierarchy: HierarchyOptions | None = None  # [hierarchy]: summaries at ingestion, --hierarchical search
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
     route: RouterOptions | None = None  # [route] / --route: ask routes each question (ragwright.rag_route)
     ingest: IngestOptions = field(default_factory=IngestOptions)
@@ -230,6 +237,7 @@ class Settings:
             agent=nested(AgentOptions, data.get("agent", False), "agent"),
             cache=CacheSettings.from_table(data.get("cache", False)),
             parents=nested(ParentOptions, data.get("parents", False), "parents"),
+            hierarchy=_hierarchy(data.get("hierarchy", False)),
             chunking=build(ChunkingOptions, _table(data, "chunking"), "chunking"),
             route=nested(RouterOptions, data.get("route", False), "route"),
             ingest=build(IngestOptions, _table(data, "ingest"), "ingest"),
@@ -254,6 +262,7 @@ class Settings:
         out["cache"] = {"enabled": self.cache.enabled, "redis_url": _mask(self.cache.redis_url)}
         out["cache"].update(to_plain(self.cache.options))
         out["parents"] = to_plain(self.parents) if self.parents is not None else False
+        out["hierarchy"] = to_plain(self.hierarchy) if self.hierarchy is not None else False
         out["chunking"] = to_plain(self.chunking)
         out["route"] = to_plain(self.route) if self.route is not None else False
         out["ingest"] = to_plain(self.ingest)
@@ -304,6 +313,13 @@ def _retrieval(mode: str, table: dict[str, Any], stages: Mapping[str, Any]) -> R
 def _answers(retrieval: RetrievalOptions, table: dict[str, Any]) -> RagOptions:
     inherited = {name: getattr(retrieval, name) for name in _shared()}
     return build(RagOptions, {**inherited, **table}, "answers")  # type: ignore[no-any-return]
+
+
+def _hierarchy(value: Any) -> HierarchyOptions | None:
+    from ragwright.hierarchy.options import HierarchyOptions
+
+    built: HierarchyOptions | None = nested(HierarchyOptions, value, "hierarchy")
+    return built
 
 
 def _identity(value: Any) -> Identity | None:

@@ -113,6 +113,7 @@ def build_rag(
         cache=build_cache(settings),
         cache_options=settings.cache.options,
         transforms=settings.transforms,
+        hierarchy=settings.hierarchy,
     )
     from ragwright.rag_memory import enable_memory
 

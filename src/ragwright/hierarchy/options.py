@@ -32,7 +32,9 @@ class HierarchyOptions:
     chunks inside them (dense + BM25 over those documents' chunks); *combine* says how that meets the
     flat (hybrid) result: ``rrf`` (both lists fused, *flat_weight* for the flat one), ``two_stage``
     (the restricted list alone) or ``doc_prior`` (the flat list re-ranked with its documents' stage-1
-    rank, weight *document_weight*).
+    rank, weight *document_weight*). *chunk_evidence*: stage 1 also ranks documents by their best chunk
+    in the flat result, and stage 2 its chunks by their flat rank (the seed's "retrieve generously at
+    stage 1 and combine with keyword matching").
 
     Tree (RAPTOR, Sarthi et al. 2024): *tree* builds per access scope (tenant + ACL) clusters of
     about *branching* chunk vectors, summarised, up to *levels* levels; *node_vector* embeds each
@@ -49,6 +51,7 @@ class HierarchyOptions:
     combine: str = "rrf"
     flat_weight: float = 1.0
     document_weight: float = 1.0
+    chunk_evidence: bool = True
     tree: bool = True
     branching: int = 8
     levels: int = 3
@@ -64,8 +67,9 @@ class HierarchyOptions:
             raise ConfigError.invalid("hierarchy.combine", self.combine, " | ".join(COMBINE))
         if self.node_vector not in NODE_VECTORS:
             raise ConfigError.invalid("hierarchy.node_vector", self.node_vector, " | ".join(NODE_VECTORS))
-        if not isinstance(self.tree, bool):
-            raise ConfigError.invalid("hierarchy.tree", self.tree, "true or false")
+        for name in ("tree", "chunk_evidence"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError.invalid(f"hierarchy.{name}", getattr(self, name), "true or false")
         _int("summary_sentences", self.summary_sentences, 1, 20)
         _int("documents", self.documents, 1, 200)
         _int("branching", self.branching, 2, 64)

@@ -109,9 +109,11 @@ class HierarchyResult:
     nodes: list[NodeHit] = field(default_factory=list)
     path: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, results: bool = True) -> dict[str, Any]:
+        """The JSON shape (``--json``, the server): results (unless *results* is false), documents, nodes, path."""
+        out: dict[str, Any] = {"results": [r.to_dict() for r in self.results]} if results else {}
         return {
-            "results": [r.to_dict() for r in self.results],
+            **out,
             "documents": [d.to_dict() for d in self.documents],
             "nodes": [n.to_dict() for n in self.nodes],
             "path": self.path,
@@ -229,9 +231,16 @@ class HierarchySearch:
 
     # -- stage 1 --------------------------------------------------------------------------------------
     def documents(
-        self, query: str, identity: Identity, k: int, *, query_vector: F32 | None = None
+        self,
+        query: str,
+        identity: Identity,
+        k: int,
+        *,
+        query_vector: F32 | None = None,
+        flat: Sequence[SearchResult] = (),
     ) -> list[DocumentHit]:
-        """The best *k* documents *identity* may see, by their summaries (see the module docstring)."""
+        """The best *k* documents *identity* may see, by their summaries (see the module docstring); with
+        ``chunk_evidence``, also by their best chunk in *flat* (the caller's own filtered search)."""
         rows, matrix = self._documents()
         if not rows:
             return []
@@ -242,6 +251,11 @@ class HierarchySearch:
             "centroid": matrix.dense("centroid", q, allowed, STAGE1_CANDIDATES),
             "bm25": matrix.keyword(query, allowed, STAGE1_CANDIDATES),
         }
+        if self.index.options.chunk_evidence and flat:
+            best: dict[str, float] = {}
+            for r in flat:
+                best.setdefault(r.document_id, r.score)
+            rankings["chunks"] = list(best.items())
         by_id = {r.document_id: r for r in rows}
         fused = rrf(rankings)
         candidates = [by_id[f.chunk_id] for f in fused[: k * 2]]
@@ -258,9 +272,17 @@ class HierarchySearch:
 
     # -- stage 2 --------------------------------------------------------------------------------------
     def restricted(
-        self, query: str, identity: Identity, documents: Sequence[DocumentHit], k: int, *, query_vector: F32
+        self,
+        query: str,
+        identity: Identity,
+        documents: Sequence[DocumentHit],
+        k: int,
+        *,
+        query_vector: F32,
+        flat: Sequence[SearchResult] = (),
     ) -> list[SearchResult]:
-        """Chunks of *documents* only, ranked by dense cosine, BM25 over them and their document's rank."""
+        """Chunks of *documents* only, ranked by dense cosine, BM25 over them, their document's rank and
+        (with ``chunk_evidence``) their rank in *flat*."""
         ids = [c.id for d in documents for c in self.store.document_chunks(d.document_id)]
         chunks = self._visible(ids, identity)
         if not chunks:
@@ -279,18 +301,22 @@ class HierarchySearch:
         doc_rank = {d.document_id: d.rank for d in documents}
         dense_rank = {cid: i for i, (cid, _) in enumerate(dense)}
         prior = sorted(order, key=lambda c: (doc_rank[chunks[c].document_id], dense_rank.get(c, len(order)), c))
-        fused = rrf(
-            {"dense": dense, "bm25": keyword, "document": [(c, 1.0 / doc_rank[chunks[c].document_id]) for c in prior]},
-            weights={"document": self.index.options.document_weight},
-        )
+        rankings = {
+            "dense": dense,
+            "bm25": keyword,
+            "document": [(c, 1.0 / doc_rank[chunks[c].document_id]) for c in prior],
+        }
+        if self.index.options.chunk_evidence and flat:
+            rankings["flat"] = [(r.chunk_id, r.score) for r in flat if r.chunk_id in chunks]
+        fused = rrf(rankings, weights={"document": self.index.options.document_weight})
         return [SearchResult(chunks[f.chunk_id], f.score, f.arms, "rrf") for f in fused[:k]]
 
     def two_stage(self, query: str, identity: Identity, flat: Sequence[SearchResult], k: int) -> HierarchyResult:
         """Documents first, then chunks inside the best ones, combined with *flat* as ``combine`` says."""
         options = self.index.options
         q = self._query_vector(query)
-        docs = self.documents(query, identity, options.documents, query_vector=q)
-        inside = self.restricted(query, identity, docs, max(k, 50), query_vector=q)
+        docs = self.documents(query, identity, options.documents, query_vector=q, flat=flat)
+        inside = self.restricted(query, identity, docs, max(k, 50), query_vector=q, flat=flat)
         label = f"documents ({len(docs)}) → chunks inside"
         if options.combine == "two_stage":
             return HierarchyResult(inside[:k], docs, [], label)

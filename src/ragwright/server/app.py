@@ -232,6 +232,9 @@ def build_app(
         options: dict[str, Any] | None = Field(
             default=None, description='RetrievalOptions fields, e.g. {"top_k": 5, "metadata_filter": {…}}.'
         )
+        hierarchical: bool = Field(
+            default=False, description="Documents by summary first, then chunks inside the best ones."
+        )
 
     class AskRequest(_Body):
         question: str = Field(min_length=1, max_length=limits.max_query_chars, description="The question.")
@@ -239,6 +242,9 @@ def build_app(
             default=None, description="Answer from a federated search over these sources (one JSON answer)."
         )
         options: dict[str, Any] | None = Field(default=None, description="RagOptions fields.")
+        hierarchical: bool = Field(
+            default=False, description="Answer from the two-stage hierarchical search (one JSON answer)."
+        )
         route: str | None = Field(
             default=None,
             pattern="^(auto|llm|off)$",
@@ -269,6 +275,8 @@ def build_app(
         """The best chunks for a query: the same result shape as ``ragwright search --json``."""
         if body.collections is not None:  # federated (ragwright.rag_federation)
             return await service.search_federated(caller, body.query, body.options, body.collections)
+        if body.hierarchical:
+            return await service.search_hierarchical(caller, body.query, body.options)
         return await service.search(caller, body.query, body.options)
 
     @app.post(
@@ -283,6 +291,8 @@ def build_app(
             return await service.ask_federated(caller, body.question, body.options, body.collections)
         if body.route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
             return await service.ask_routed(caller, body.question, body.options, str(body.route))
+        if body.hierarchical:  # the answer is known at its end: one JSON answer, never a stream
+            return await service.ask_hierarchical(caller, body.question, body.options)
         if "text/event-stream" not in request.headers.get("accept", ""):
             return await service.ask(caller, body.question, body.options, agent=body.agent)
         events = await service.ask_events(caller, body.question, body.options, agent=body.agent)

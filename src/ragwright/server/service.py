@@ -110,6 +110,32 @@ class Service:
         )
 
     # -- retrieval and answers ---------------------------------------------------------------------------
+    async def search_hierarchical(self, caller: Caller, query: str, raw_options: Any) -> dict[str, Any]:
+        """``"hierarchical": true``: documents by their summaries, then chunks inside the best ones
+        (:mod:`ragwright.rag_hierarchy`; a store without summaries gets them on first use)."""
+        from ragwright.rag_hierarchy import hierarchical_search
+
+        options = self.retrieval_options(raw_options)
+        found = await self.limiter.run(
+            lambda: to_thread(hierarchical_search, self.rag, query, options, identity=caller.identity),
+            owner=caller.identity.tenant,
+        )
+        self.ledger(caller)["searches"] += 1
+        results = {"results": [r.to_dict() for r in found.results], "hierarchy": found.to_dict(results=False)}
+        return {**results, "documents": await to_thread(self.titles, found.results)}
+
+    async def ask_hierarchical(self, caller: Caller, question: str, raw_options: Any) -> dict[str, Any]:
+        """``"hierarchical": true``: the answer from the two-stage search's evidence."""
+        from ragwright.rag_hierarchy import enable_hierarchy
+
+        options = self.rag_options(raw_options)
+        hierarchy = enable_hierarchy(self.rag)
+        response = await self.limiter.run(
+            lambda: hierarchy.aask(question, identity=caller.identity, options=options), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["answers"] += 1
+        return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
+
     def federation(self, collections: Any) -> Any:
         """The federated view a request's ``collections`` names (``"live,g2=0.5"`` or a list of such): the
         served store's collections (``live``: its live one) and the stores the server was configured with

@@ -25,6 +25,10 @@ also runs graph local search (its chunks, entity names and relation evidence), `
 hidden document's entity, and global search (its sources and the answer's text): a name or sentence of
 a document the identity may not see is a leak.
 
+When it has a hierarchy (``Rag(hierarchy=HierarchyOptions())``), every probe also runs the two-stage,
+tree and multi-vector searches: their chunks, and the text of every document summary and tree node
+shown, are checked (a marker word of a hidden document in a summary is a leak).
+
 When the Rag has an agent (:func:`ragwright.rag_agent.enable_agent`), every probe also drives the agent's
 tools directly, with the arguments a hostile model would write (another tenant, every group, a
 filter): a search for the probe, a fetch of a hidden document's chunk id and of its document id, and
@@ -301,6 +305,21 @@ class LeakAudit:
                     self._probe_graph(rag, report, identity, phase, query, q_index)
                 if _agent_of(rag) is not None:
                     self._probe_agent(rag, report, identity, phase, query, q_index)
+                if getattr(rag, "hierarchy", None) is not None:
+                    self._probe_hierarchy(rag, report, identity, phase, query)
+
+    def _probe_hierarchy(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str) -> None:
+        """Hierarchy paths: the chunks of each search mode, and every summary and tree node text shown."""
+        hierarchy = rag.hierarchy
+        assert hierarchy is not None
+        allowed = self.visible(identity)
+        seen = {m for doc, m in self.markers.items() if doc in allowed}  # a shared source's copy is visible
+        hidden = {m for doc, m in self.markers.items() if doc not in allowed} - seen
+        for mode in ("two_stage", "tree", "multi_vector"):
+            found = hierarchy.search(query, identity=identity, top_k=self.top_k, mode=mode)
+            self._check(report, identity, f"hierarchy-{mode}", phase, found.results)
+            texts = [d.summary for d in found.documents] + [n.summary for n in found.nodes]
+            self._check_text(report, identity, f"hierarchy-{mode}", phase, texts, hidden)
 
     def _probe_graph(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str, n: int) -> None:
         """Graph paths: local search (chunks, entity names, relation evidence), show, global search."""

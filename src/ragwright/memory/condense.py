@@ -4,10 +4,10 @@ With a chat model the query rewriter's condensing call is reused
 (:func:`ragwright.retrieve.transforms.rewrite.rewrite_query`, asked for the standalone question only);
 a failure falls back to the heuristic (logged ``memory_condense_failed``).
 
-The heuristic (:func:`heuristic_condense`): a question that refers back — a pronoun or demonstrative
-(it, they, his, this …), a leading "and"/"what about", or no name of its own — gets the names of the
-latest earlier user message that has some (else that message's content words) appended in
-parentheses: "When did they build it?" after "Who founded the Normans' duchy?" becomes "When did
+The heuristic (:func:`heuristic_condense`): a question that refers back — a personal pronoun (it,
+they, his …), a leading "and"/"what about", or no name and at most two content words — gets the names of the
+latest earlier user message that set the topic itself (else that message's content words) appended
+in parentheses: "When did they build it?" after "Who founded the Normans' duchy?" becomes "When did
 they build it? (Normans)". A question that already names what it asks about is kept as it is.
 """
 
@@ -25,14 +25,18 @@ from ragwright.models.llms.base import ChatModel, Message
 
 log = logging.getLogger(__name__)
 
+# Personal pronouns only: "that", "this", "there" … are as often relative or existential ("the belief
+# that …", "is there …") as they are anaphoric, and would mark most questions as follow-ups.
 _REFERRING_WORDS: Final = (
-    "it its it's itself they them their theirs themselves he him his himself she her hers herself "
-    "this that these those there then one ones former latter same"
+    "it its it's itself they them their theirs themselves he him his himself she her hers herself former latter"
 )
 _REFERRING: Final = frozenset(_REFERRING_WORDS.split())
 _CONTINUING: Final = re.compile(r"^\s*(?:and|also|what about|how about|and what|what else|why not)\b", re.I)
-#: At most this many names (or content words) are carried over.
+#: At most this many names are carried over, or this many content words when there are none.
 MAX_CARRIED: Final = 4
+MAX_CARRIED_WORDS: Final = 6
+#: A question with no name and at most this many content words leans on the history ("Why?", "How much?").
+SHORT_QUESTION: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,26 +54,45 @@ def refers_back(question: str) -> bool:
     tokens = [w.casefold() for w in words(question)]
     if any(t in _REFERRING for t in tokens) or _CONTINUING.search(question):
         return True
-    return not analyze(question).entities
+    q = analyze(question)
+    return not q.entities and len(q.terms) <= SHORT_QUESTION
 
 
 def _carry(message: str) -> tuple[str, ...]:
     q = analyze(message)
-    if q.entities:
-        return tuple(q.entities[:MAX_CARRIED])
+    stems = set(q.terms)
+    names = [" ".join(_trim(e.split())) for e in q.entities]
+    names = [n for n in names if n]
+    if names:
+        return tuple(dict.fromkeys(names))[:MAX_CARRIED]
     content = [w for w in words(message) if len(w) > 3 and w.casefold() not in _REFERRING]
     # the content words, in order: analyze() gives stems, carry the words as written
-    stems = set(q.terms)
-    return tuple(dict.fromkeys(w for w in content if stem(w.casefold()) in stems))[:MAX_CARRIED]
+    return tuple(dict.fromkeys(w for w in content if stem(w.casefold()) in stems))[:MAX_CARRIED_WORDS]
+
+
+def _trim(name: list[str]) -> list[str]:
+    """A name without the sentence's capitalised function words around it ("In Newton's" → "Newton's")."""
+    while name and stem(name[0].casefold()) not in set(analyze(name[0]).terms):
+        name = name[1:]
+    return name
+
+
+def _leans_back(text: str) -> bool:
+    """A personal pronoun or a continuing opener: the message leans on an earlier one."""
+    return any(w.casefold() in _REFERRING for w in words(text)) or bool(_CONTINUING.search(text))
 
 
 def heuristic_condense(question: str, history: Sequence[Message], turns: int) -> Condensed:
-    """The heuristic standalone question (see the module docstring)."""
+    """The heuristic standalone question (see the module docstring). The terms come from the latest
+    earlier user message that set the topic itself (no pronoun), anywhere in the kept history — a chain
+    of follow-ups keeps its subject — else from the latest of the last *turns* messages that has some."""
     if turns <= 0 or not refers_back(question):
         return Condensed(question, "unchanged")
-    recent = [m for m in history if m.role == "user" and m.content.strip()][-turns:]
+    asked = [m for m in history if m.role == "user" and m.content.strip()]
+    setter = next((m for m in reversed(asked) if not _leans_back(m.content)), None)
+    order = [*([setter] if setter is not None else []), *reversed(asked[-turns:])]
     own = {w.casefold() for w in words(question)}
-    for message in reversed(recent):
+    for message in order:
         carried = tuple(c for c in _carry(message.content) if c.casefold() not in own)
         if carried:
             return Condensed(f"{question.rstrip()} ({', '.join(carried)})", "heuristic", carried)

@@ -18,6 +18,7 @@ from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
 from tests.agent.conftest import ACME, act
 
 Q = "Where does the director of Big Stone Gap live?"
+NO_FIRST = AgentOptions(first_search=False)  # scripts that start from nothing
 
 
 def test_a_two_hop_answer_is_cited_and_traced(rag: Rag) -> None:
@@ -32,13 +33,15 @@ def test_a_two_hop_answer_is_cited_and_traced(rag: Rag) -> None:
     assert not response.declined and not response.uncited and response.mode == "agent"
     cited = {c.document_id for c in response.citations}
     assert "Greenwich Village" in response.answer and cited <= {s.document_id for s in response.sources}
-    assert [s["tool"] for s in response.trajectory] == ["search", "search"]
-    first = response.trajectory[0]
+    assert [s["tool"] for s in response.trajectory] == ["search", "search", "search"]
+    seed, first = response.trajectory[0], response.trajectory[1]
+    assert seed["note"] == "first_search" and seed["arguments"] == {"query": Q} and seed["round"] == 0
     assert first["arguments"] == {"input": "director of Big Stone Gap"} and first["result_ids"]
     assert first["tokens"]["prompt"] > 0 and first["tokens"]["result"] > 0
-    assert response.usage["llm_calls"] == 3 and response.usage["tool_calls"] == 2
-    assert response.retrieval_path == "agent: search → search"
+    assert response.usage["llm_calls"] == 3 and response.usage["tool_calls"] == 3
+    assert response.retrieval_path == "agent: search → search → search"
     assert response.to_dict()["trajectory"][1]["tool"] == "search"
+    assert "A first search for the question found:\n[Source 1]" in chat.calls[0].last_user
     # the JSON path: every turn asked for the action schema (the local model's grammar)
     assert chat.calls[0].kwargs["json_schema"] == action_schema(("search", "fetch", "calculate"))
 
@@ -67,7 +70,7 @@ def test_the_model_declining_is_a_decline(rag: Rag) -> None:
 
 def test_an_answer_before_any_search_is_sent_back_then_declined(rag: Rag) -> None:
     chat = ScriptedChat([act("answer", "Paris [Source 1]."), act("answer", "Paris [Source 1].")])
-    response = enable_agent(rag, llm=chat).ask(Q, identity=ACME)
+    response = enable_agent(rag, NO_FIRST, llm=chat).ask(Q, identity=ACME)
     assert response.declined and response.decline_reason == "agent_no_evidence" and response.sources == ()
     assert "Search first" in chat.calls[1].last_user
 
@@ -87,7 +90,7 @@ def test_calculator_and_invalid_actions_are_steps(rag: Rag) -> None:
             act("answer", "Three engineers get 3600 dollars [Source 1]."),
         ]
     )
-    opts = AgentOptions(max_rounds=6)
+    opts = AgentOptions(max_rounds=6, first_search=False)
     response = enable_agent(rag, opts, llm=chat).ask("What is the travel budget of three engineers?", identity=ACME)
     tools = [s["tool"] for s in response.trajectory]
     assert tools == ["invalid", "calculate", "calculate", "search"]
@@ -170,14 +173,14 @@ def test_repeated_searches_are_not_run_again_and_end_the_loop(rag: Rag) -> None:
         default=act("answer", "Adriana Trigiani directed it [Source 1]."),
     )
     tools = AgentTools(ACME, search, rag.store)
-    response = run_loop(chat, tools, AgentOptions(max_rounds=8, max_repeats=2))
+    response = run_loop(chat, tools, AgentOptions(max_rounds=8, max_repeats=2, first_search=False))
     assert searches == ["Big Stone Gap director"]  # run once
     notes = [s.get("note") for s in response.trajectory if s["tool"] == "search"]
     assert notes == [None, "repeated", "repeated"]
     assert "already searched" in chat.calls[2].last_user
     assert next(s for s in response.trajectory if s["tool"] == "stop")["reason"] == "agent_repeated_search"
     searches.clear()
-    response = run_loop(variants, AgentTools(ACME, search, rag.store), AgentOptions(max_repeats=3))
+    response = run_loop(variants, AgentTools(ACME, search, rag.store), AgentOptions(max_repeats=3, first_search=False))
     assert searches == ["Big Stone Gap director"]  # punctuation, case and order do not make a new search
     assert not response.declined and response.citations
 
@@ -206,3 +209,14 @@ def run_loop(chat: ScriptedChat, tools: AgentTools, options: AgentOptions, **kwa
     from ragwright._sync import run_sync
 
     return run_sync(AgentLoop(chat, tools, options, **kwargs).run(Q))  # type: ignore[arg-type]
+
+
+def test_old_tool_results_are_shortened_to_fit_the_context(rag: Rag) -> None:
+    chat = always_new_search()
+    opts = AgentOptions(max_rounds=5, max_tool_calls=10, context_tokens=500)
+    response = enable_agent(rag, opts, llm=chat).ask(Q, identity=ACME)
+    last = chat.calls[4].messages  # the fifth turn: four searches' results before it
+    assert any("(shortened to save room" in m.content for m in last)
+    assert "[Source 1]" in "\n".join(m.content for m in last)  # the labels stay, citable
+    turns = [s["tokens"]["prompt"] for s in response.trajectory if s["tool"] == "search" and s["round"] > 0]
+    assert max(turns) <= 500 + 250  # the newest result is never cut: the prompt stays near the budget

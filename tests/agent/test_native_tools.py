@@ -72,7 +72,7 @@ def test_the_loop_over_native_tool_calls(server: FakeServer, rag: Rag) -> None:
         calls_reply(("search", {"query": "Adriana Trigiani lives"}), ("calculate", {"expression": "2014 - 1960"})),
         text_reply("Adriana Trigiani lives in Greenwich Village [Source 2]."),
     )
-    response = enable_agent(rag, llm=client(server)).ask(
+    response = enable_agent(rag, AgentOptions(first_search=False), llm=client(server)).ask(
         "Where does the director of Big Stone Gap live?", identity=ACME
     )
     assert not response.declined and response.citations and "Greenwich Village" in response.answer

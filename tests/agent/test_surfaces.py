@@ -57,8 +57,8 @@ def test_ask_agent_on_the_command_line(cli: Any, tmp_path: Path) -> None:
     cli.chat["scripted"] = chat
     out = json.loads(cli("--llm", "scripted", "ask", "How much paid time off?", "--agent", "--json").stdout)
     assert out["mode"] == "agent" and not out["declined"] and out["citations"][0]["document_id"].endswith("leave.md")
-    assert [s["tool"] for s in out["trajectory"]] == ["search"]
-    assert out["trajectory"][0]["arguments"] == {"input": "paid time off days"}
+    assert [s["tool"] for s in out["trajectory"]] == ["search", "search"]  # the first search, then the model's
+    assert out["trajectory"][1]["arguments"] == {"input": "paid time off days"}
     chat2 = ScriptedChat([act("search", "paid time off days"), act("answer", "25 days [Source 1].")])
     cli.chat["scripted"] = chat2
     text = cli("--llm", "scripted", "ask", "How much paid time off?", "--agent").stdout
@@ -115,7 +115,7 @@ def test_the_server_answers_with_the_agent_when_asked() -> None:
         )
         assert plain.status_code == 200 and "trajectory" not in plain.json()
         body = client.post("/ask", json={"question": "How much paid time off?", "agent": True}).json()
-        assert body["mode"] == "agent" and body["trajectory"][0]["ignored_arguments"] == ["groups", "tenant"]
+        assert body["mode"] == "agent" and body["trajectory"][1]["ignored_arguments"] == ["groups", "tenant"]
         assert body["citations"][0]["document_id"] == "leave.md"
         events = client.post(
             "/ask", json={"question": "How much paid time off?", "agent": True}, headers={"Accept": "text/event-stream"}

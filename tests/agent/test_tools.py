@@ -40,8 +40,8 @@ def test_the_model_cannot_reach_another_tenant_through_the_loop(rag: Rag) -> Non
     )
     response = enable_agent(rag, llm=chat).ask("Where does the Globex factory move?", identity=ACME)
     assert all(s.document_id not in ("globex.md", "minutes.md") for s in response.sources)
-    assert response.trajectory[0]["ignored_arguments"] == ["groups", "tenant"]
-    assert response.trajectory[1]["note"] == "not_found"
+    assert response.trajectory[1]["ignored_arguments"] == ["groups", "tenant"]
+    assert response.trajectory[2]["note"] == "not_found"
     assert all(r.chunk.tenant == "acme" for r in response.sources)
 
 

@@ -67,6 +67,9 @@ STOPS: Final = {
     "agent_repeated_search": "the model kept repeating searches it had already made",
     "agent_model_error": "the chat model failed",
 }
+NEXT: Final = (
+    "If the sources answer the question, reply with the answer action; otherwise reply with the next JSON action."
+)
 NO_EVIDENCE: Final = "I could not find an answer: no passage was found before the search stopped ({why})."
 _ARG_CHARS: Final = 300
 
@@ -105,6 +108,7 @@ class _Run:
     evidence: Evidence = field(default_factory=Evidence)
     steps: list[dict[str, Any]] = field(default_factory=list)
     searched: dict[str, list[str]] = field(default_factory=dict)
+    observations: list[int] = field(default_factory=list)  # messages holding passages, oldest first
     tokens: int = 0  # cl100k, every prompt and reply
     rounds: int = 0
     tool_calls: int = 0
@@ -176,6 +180,8 @@ class AgentLoop:
         system = native_system_prompt(o.max_rounds) if self.native else system_prompt(names, o.max_rounds)
         run = _Run(question, [Message("system", system), Message("user", f"Question: {question}")])
         try:
+            if o.first_search and "search" in names:
+                await self._first_search(run)
             while True:
                 response = await self._turn(run)
                 if response is not None:
@@ -206,6 +212,25 @@ class AgentLoop:
             trajectory=tuple(run.steps),
         )
 
+    async def _first_search(self, run: _Run) -> None:
+        """Search for the question itself before the first turn (``AgentOptions.first_search``): the model
+        starts from what single-shot retrieval finds, and spends its turns on what is missing."""
+        obs = await self._run_tool(run, Action("search", {"query": run.question}))
+        run.steps.append(
+            {
+                "round": 0,
+                "tool": "search",
+                "arguments": {"query": run.question[:_ARG_CHARS]},
+                "result_ids": obs.result_ids,
+                "tokens": {"prompt": 0, "completion": 0, "result": count_tokens(obs.text)},
+                "note": "first_search" if obs.note is None else obs.note,
+            }
+        )
+        run.messages[-1] = Message(
+            "user", f"Question: {run.question}\n\nA first search for the question found:\n{obs.text}\n\n{NEXT}"
+        )
+        run.observations.append(len(run.messages) - 1)
+
     def _check_caps(self, run: _Run, turn_prompt: int) -> None:
         o = self.options
         if run.rounds >= o.max_rounds:
@@ -219,6 +244,12 @@ class AgentLoop:
         """One model turn and the tools it asks for; a response when it answered."""
         o = self.options
         prompt = prompt_tokens(run.messages)
+        while prompt > o.context_tokens and run.observations:
+            i = run.observations.pop(0)  # the oldest tool result: its source labels only
+            labels = [line for line in run.messages[i].content.splitlines() if line.startswith("[Source ")]
+            short = "(shortened to save room; fetch a source by number to read it again)"
+            run.messages[i] = replace(run.messages[i], content="\n".join([*labels, short]))
+            prompt = prompt_tokens(run.messages)
         self._check_caps(run, prompt)
         run.rounds += 1
         start = time.perf_counter()
@@ -299,6 +330,8 @@ class AgentLoop:
             run.steps.append(step)
             left = o.max_rounds - run.rounds
             run.messages.append(self._observe(action, obs.text + f"\n\n(Tool turns left: {left}.)"))
+            if obs.result_ids:
+                run.observations.append(len(run.messages) - 1)
             if obs.note == "repeated" and run.repeats >= o.max_repeats:
                 raise _Stop("agent_repeated_search")
         self._over_budget(run)
@@ -312,7 +345,7 @@ class AgentLoop:
     def _observe(self, action: Action, text: str) -> Message:
         if self.native:
             return Message("tool", text, name=action.tool, tool_call_id=action.call_id)
-        return Message("user", f"Result of {action.tool}:\n{text}\n\nReply with the next JSON action.")
+        return Message("user", f"Result of {action.tool}:\n{text}\n\n{NEXT}")
 
     async def _run_tool(self, run: _Run, action: Action) -> Observation:
         if action.tool == "search":

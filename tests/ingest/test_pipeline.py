@@ -1,3 +1,4 @@
+import threading
 import time
 from pathlib import Path
 
@@ -359,3 +360,30 @@ def test_ctrl_c_in_a_script_stops_the_run_and_leaves_nothing_running(rag: Rag) -
     time.sleep(0.5)
     assert len(rag.documents(status="indexed")) == written  # no thread went on ingesting
     assert rag.ingest(BytesSource(_docs(12))).added == 12 - written
+
+
+class _Slow(BytesSource):
+    """Offers its second document only once the first is searchable (or after 5 s)."""
+
+    def __init__(self, documents: dict[str, bytes], written: threading.Event) -> None:
+        super().__init__(documents)
+        self.written = written
+        self.waited = -1.0
+
+    def items(self):  # type: ignore[no-untyped-def]
+        for n, item in enumerate(super().items()):
+            if n == 1:
+                start = time.perf_counter()
+                self.written.wait(5.0)
+                self.waited = time.perf_counter() - start
+            yield item
+
+
+def test_the_embedder_does_not_wait_for_a_full_batch_while_the_next_document_is_parsed(rag: Rag) -> None:
+    """A document is embedded and written as soon as nothing more is ready: a slow parse (OCR, a long PDF)
+    of the next one no longer leaves the embedder idle until a batch of 256 chunks has piled up."""
+    written = threading.Event()
+    rag.ingestion.hooks.append(lambda docs: written.set())
+    source = _Slow(_docs(2), written)
+    assert rag.ingest(source).added == 2
+    assert 0.0 <= source.waited < 4.0  # the first was written while the second was still being "parsed"

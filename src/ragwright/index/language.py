@@ -20,7 +20,14 @@ from typing import Any, Final
 
 from ragwright.errors import MissingDependencyError
 
-__all__ = ["CHUNK_MIN_CONFIDENCE", "QUERY_MIN_CONFIDENCE", "chunk_languages", "detect_language", "language_scores"]
+__all__ = [
+    "CHUNK_MIN_CONFIDENCE",
+    "QUERY_MIN_CONFIDENCE",
+    "chunk_languages",
+    "detect_language",
+    "language_scores",
+    "load",
+]
 
 #: A chunk's own language is trusted at this probability; below it, its document's language is used.
 CHUNK_MIN_CONFIDENCE: Final = 0.5
@@ -47,6 +54,12 @@ def _model() -> Any:
                     raise MissingDependencyError("py3langid", "", "language detection") from exc
                 _identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
     return _identifier
+
+
+def load() -> None:
+    """Load the model now (otherwise on first use): ingestion does it on a side thread while its first
+    document is parsed, so the load does not delay the first chunks."""
+    _model()
 
 
 def language_scores(text: str, *, limit: int = _MAX_CHARS) -> tuple[str, float]:

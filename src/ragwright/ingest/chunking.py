@@ -4,15 +4,21 @@ decay reads (:mod:`ragwright.ingest.dates`), the title, and each chunk's detecte
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from ragwright.chunk import tokens
 from ragwright.index.language import chunk_languages
+from ragwright.index.language import load as load_language_detector
 from ragwright.ingest.dates import resolve_dates
 from ragwright.ingest.scanned import mark_scanned
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.sources.base import SourceItem
+
+log = logging.getLogger(__name__)
 
 
 class Chunker(Protocol):
@@ -53,3 +59,21 @@ def chunk_document(
             meta["language"] = language
         out.append(dataclasses.replace(c, metadata=meta, tenant=access[0], acl=access[1]))
     return mark_scanned(document, out)  # OCR text is flagged "from a scanned page" (ingest.scanned)
+
+
+def warm_up(count_tokens: Callable[[str], int] | None = None) -> None:
+    """Load what chunking a first document needs — the language detector, the ``cl100k_base`` encoder and,
+    through *count_tokens* (the embedder's counter), the embedder's tokenizer — about 1.5 s of CPU.
+
+    Ingestion calls this on a side thread when it starts parsing its first document, so the loads
+    overlap that parse instead of delaying the first chunks (and with them the embedder). A failure
+    is left for the stage that needs the model to report.
+    """
+    loads: list[Callable[[], object]] = [load_language_detector, tokens.encoder]
+    if count_tokens is not None:
+        loads.append(lambda: count_tokens("warm up"))
+    for load in loads:
+        try:
+            load()
+        except Exception as exc:  # reported again, where it matters, by the stage itself
+            log.debug("warm_up_failed: %r", exc)

@@ -24,7 +24,7 @@ from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import ConfigError, ParseError, RagwrightError, StoreBusyError
 from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
-from ragwright.ingest.chunking import Chunker, chunk_document
+from ragwright.ingest.chunking import Chunker, chunk_document, warm_up
 from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.parse_ahead import ParseAhead
@@ -101,6 +101,7 @@ class IngestPipeline:
         self.hooks: list[IngestHook] = []
         self.annotators: list[ChunkAnnotator] = []
         self.sparse_encoder: SparseEncoder | None = None  # when set, chunks also get SPLADE vectors
+        self._warmed = False  # the chunking stage's models were loaded (see _warm_up)
 
     @property
     def chunker_version(self) -> str:
@@ -184,7 +185,10 @@ class IngestPipeline:
                     if cancelled():
                         break  # what waits in the queue is dropped; what is pending is written below
                     pending.append(entry)
-                    if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4:
+                    # Embed what is here as soon as nothing more is ready: waiting for a full batch while
+                    # the producer parses (OCR, a long PDF) would leave the embedder idle. When the
+                    # producer runs ahead, what queued during the last flush makes the next batch.
+                    if sum(len(p.chunks) for p in pending) >= self.options.batch_size * 4 or queue.empty():
                         self._flush(pending, report)
                         pending = []
                 self._flush(pending, report)
@@ -279,6 +283,7 @@ class IngestPipeline:
                     report.access_updated += 1
                 return []
             stage = "parse"
+            self._warm_up()
             with report.timed("parse"):
                 document = (
                     loaded
@@ -339,6 +344,15 @@ class IngestPipeline:
             self.store.remove_document(gone)
             report.deleted += 1
         return pending
+
+    def _warm_up(self) -> None:
+        """The first time a document is parsed, load the chunking stage's models on a side thread: the
+        loads then overlap that parse (in the worker process) instead of delaying the first chunks. A run
+        that parses nothing (every file unchanged) loads nothing."""
+        if not self._warmed:
+            self._warmed = True
+            count = getattr(self.embedder, "count_tokens", None)
+            threading.Thread(target=warm_up, args=(count,), name="ragwright-warm-up", daemon=True).start()
 
     def _annotate(self, chunks: list[Chunk]) -> list[Chunk]:
         for annotate in self.annotators:

@@ -111,8 +111,17 @@ async def aremember_chat(
     memory = memory_of(rag)
     if not named or identity.user is None or memory.options.persistent is None:
         return
-    response = RagResponse(str(answer.get("answer", "")), (), declined=bool(answer.get("declined")))
-    await to_thread(memory.record_turn, question, response, identity=identity)
+    cited = [str(c["chunk_id"]) for c in answer.get("citations", ())] or [
+        str(s["chunk_id"]) for s in answer.get("sources", ())
+    ]
+    if (
+        answer.get("declined")
+        or not str(answer.get("answer", "")).strip()
+        or memory.options.persistent.remember_turns is False
+    ):
+        return
+    text = " ".join(_CITATION.sub("", str(answer["answer"])).split())
+    await to_thread(memory.remember, f"Q: {question}\nA: {text}", identity=identity, kind="turn", sources=cited)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,19 +212,38 @@ class RagMemory:
 
     # -- persistent memory -------------------------------------------------------------------------------
     def remember(
-        self, text: str, *, identity: Identity | None = None, kind: str = "fact", session: str | None = None
+        self,
+        text: str,
+        *,
+        identity: Identity | None = None,
+        kind: str = "fact",
+        session: str | None = None,
+        sources: Sequence[str] = (),
     ) -> MemoryItem:
-        """Remember *text* for *identity* (embedded with the Rag's embedder)."""
+        """Remember *text* for *identity* (embedded with the Rag's embedder); *sources*: the chunk ids it
+        was drawn from (recalled only while the caller may still see them all)."""
         options = self._persistent()
-        item = MemoryItem(text, MemoryScope.of(self._who(identity)), kind, session)
+        item = MemoryItem(text, MemoryScope.of(self._who(identity)), kind, session, sources=tuple(sources))
         vector = self.rag.embedder.embed_documents([text])[0]
         self.backend.add(item, vector, self.rag.embedder.name, max_items=options.max_items)
         return item
 
     def recall(self, query: str, *, identity: Identity | None = None) -> list[MemoryHit]:
         """The items *identity* has remembered that are most similar to *query* (min score and top-k of
-        :class:`~ragwright.memory.PersistentMemoryOptions`)."""
-        return recall(self.backend, self.rag.embedder, query, MemoryScope.of(self._who(identity)), self._persistent())
+        :class:`~ragwright.memory.PersistentMemoryOptions`), less those drawn from a chunk *identity* may
+        no longer see (its access changed, or the document went): checked through the store, as the caller."""
+        who = self._who(identity)
+        hits = recall(self.backend, self.rag.embedder, query, MemoryScope.of(who), self._persistent())
+        kept = [h for h in hits if not h.item.sources or self._visible(h.item.sources, who)]
+        if len(kept) < len(hits):
+            log.info(
+                "memory_recall_hidden: %d remembered items left out (their sources are no longer visible)",
+                len(hits) - len(kept),
+            )
+        return kept
+
+    def _visible(self, chunk_ids: Sequence[str], who: Identity) -> bool:
+        return len(self.rag.store.get_chunks(list(dict.fromkeys(chunk_ids)), who)) == len(set(chunk_ids))
 
     def items(self, *, identity: Identity | None = None) -> list[MemoryItem]:
         return self.backend.items(MemoryScope.of(self._who(identity)))
@@ -237,7 +265,9 @@ class RagMemory:
         if options is None or not options.remember_turns or response.declined or not response.answer.strip():
             return None
         answer = " ".join(_CITATION.sub("", response.answer).split())  # [Source N] named this answer's sources only
-        return self.remember(f"Q: {question}\nA: {answer}", identity=identity, kind="turn", session=session)
+        cited = [c.chunk_id for c in response.citations] or [r.chunk_id for r in response.sources]
+        text = f"Q: {question}\nA: {answer}"
+        return self.remember(text, identity=identity, kind="turn", session=session, sources=cited)
 
     def _recalled(self, query: str, identity: Identity) -> list[MemoryHit]:
         if self.options.persistent is None:

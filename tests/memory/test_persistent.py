@@ -215,3 +215,35 @@ def test_remembering_needs_persistent_memory_switched_on(hashing: HashingEmbedde
     rag = Rag(MemoryStore(), hashing)
     with pytest.raises(ConfigError, match=r"PersistentMemoryOptions\(\)"):
         enable_memory(rag).remember("x", identity=ANN)
+
+
+def test_identities_without_a_user_share_memory_only_with_the_same_groups() -> None:
+    hr, finance = Identity("acme", ("hr",)), Identity("acme", ("finance",))
+    assert MemoryScope.of(hr) != MemoryScope.of(finance)
+    assert MemoryScope.of(hr) == MemoryScope.of(Identity("acme", ("hr",)))
+    assert MemoryScope.of(ANN) == MemoryScope("acme", "ann")
+
+
+def test_a_remembered_answer_is_not_recalled_once_its_source_is_hidden(tmp_path: Path) -> None:
+    from ragwright.memory import MemoryOptions
+    from ragwright.options import RagOptions
+    from ragwright.sources import BytesSource
+
+    rag = Rag(
+        SqliteStore(tmp_path / "s.db"),
+        HashingEmbedder(max_tokens=64),
+        rag_options=RagOptions(answerability="off", extractive_min_similarity=0.1),
+    )
+    salary = b"# Salaries\n\nThe salary review for the platform team is due in March."
+    rag.ingest(BytesSource({"salary.md": salary}), tenant="acme", acl=["hr"])
+    memory = enable_memory(rag, MemoryOptions(persistent=PersistentMemoryOptions()))
+    answered = rag.conversation(identity=ANN).ask("When is the salary review due?")
+    assert not answered.declined
+    assert memory.items(identity=ANN)[0].sources  # the chunk ids the answer was drawn from
+    memory.remember("Ann prefers short answers", identity=ANN)
+    assert len(memory.recall("salary review, short answers", identity=ANN)) == 2
+    rag.update_acl("salary.md", groups=["board"])  # ann loses access to the source
+    assert [h.item.text for h in memory.recall("salary review, short answers", identity=ANN)] == [
+        "Ann prefers short answers"
+    ]
+    rag.close()

@@ -1,9 +1,11 @@
 """Where conversation memory lives: remembered items (recalled by similarity) and named sessions.
 
-Everything is keyed by a :class:`MemoryScope` — the identity's tenant and user (its principal) — and
-every read and write of a backend goes through that backend's one scope filter (``_in_scope`` /
-``_scope_sql``): one user's memory never reaches another user or another tenant. Groups are not part
-of the scope: a memory belongs to a person, not to what they may read.
+Everything is keyed by a :class:`MemoryScope` — the identity's tenant and user (its principal; an
+identity without a user is keyed by its tenant and groups instead, so callers who only share a tenant
+never share a memory) — and every read and write of a backend goes through that backend's one scope
+filter (``_in_scope`` / ``_scope_sql``): one user's memory never reaches another user or another
+tenant. A remembered answer also keeps the chunk ids it was drawn from (``sources``): recall re-checks
+them against the store as the caller, so a memory never outlives the caller's access to its sources.
 
 Backends (:class:`MemoryBackend`):
 
@@ -19,6 +21,7 @@ then skips ``min_score`` (:mod:`ragwright.memory.recall`).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -42,7 +45,8 @@ if TYPE_CHECKING:
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS memory_items (
         id TEXT PRIMARY KEY, tenant TEXT NOT NULL, principal TEXT NOT NULL, session TEXT, kind TEXT NOT NULL,
-        text TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, created_at REAL NOT NULL)""",
+        text TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, created_at REAL NOT NULL,
+        sources TEXT NOT NULL DEFAULT '[]')""",
     "CREATE INDEX IF NOT EXISTS memory_items_scope ON memory_items(tenant, principal, created_at)",
     """CREATE TABLE IF NOT EXISTS memory_turns (
         tenant TEXT NOT NULL, principal TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
@@ -56,19 +60,21 @@ KINDS: Final = ("fact", "turn")
 
 @dataclass(frozen=True, slots=True)
 class MemoryScope:
-    """Whose memory: a tenant and a principal (the identity's ``user``; ``""`` for an identity without one)."""
+    """Whose memory: a tenant and a principal (the identity's ``user``; for an identity without one,
+    ``groups:`` and the digest of its tenant and groups)."""
 
     tenant: str
     principal: str = ""
 
     @classmethod
     def of(cls, identity: Identity) -> MemoryScope:
-        return cls(identity.tenant, identity.user or "")
+        return cls(identity.tenant, identity.user or f"groups:{identity.acl_signature()}")
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryItem:
-    """One remembered thing: a ``fact`` (told explicitly) or a ``turn`` (a question with its answer)."""
+    """One remembered thing: a ``fact`` (told explicitly) or a ``turn`` (a question with its answer, and
+    the chunk ids of its ``sources``)."""
 
     text: str
     scope: MemoryScope
@@ -76,6 +82,7 @@ class MemoryItem:
     session: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created_at: float = field(default_factory=time.time)
+    sources: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -280,7 +287,7 @@ class SqliteMemory:
         where, params = self._scope_sql(item.scope)
         with self._write() as c:
             c.execute(
-                "INSERT INTO memory_items VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO memory_items VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     item.id,
                     item.scope.tenant,
@@ -291,6 +298,7 @@ class SqliteMemory:
                     model,
                     blob,
                     item.created_at,
+                    json.dumps(list(item.sources)),
                 ),
             )
             if max_items is not None:
@@ -301,27 +309,28 @@ class SqliteMemory:
                 )
 
     def _item(self, row: tuple[Any, ...]) -> MemoryItem:
-        item_id, tenant, principal, session, kind, text, created_at = row
-        return MemoryItem(text, MemoryScope(tenant, principal), kind, session, item_id, created_at)
+        item_id, tenant, principal, session, kind, text, created_at, sources = row
+        scope = MemoryScope(tenant, principal)
+        return MemoryItem(text, scope, kind, session, item_id, created_at, tuple(json.loads(sources)))
 
     def search(self, scope: MemoryScope, vector: Vector, k: int, model: str) -> list[MemoryHit]:
         import numpy as np
 
         where, params = self._scope_sql(scope)
         rows = self._rows(
-            f"SELECT id, tenant, principal, session, kind, text, created_at, vector FROM memory_items "
+            f"SELECT id, tenant, principal, session, kind, text, created_at, sources, vector FROM memory_items "
             f"WHERE {where} AND model = ?",
             (*params, model),
         )
-        vectors = [np.frombuffer(r[7], dtype=np.float32) for r in rows]
+        vectors = [np.frombuffer(r[8], dtype=np.float32) for r in rows]
         scores = _cosines(vectors, vector)
         ranked = sorted(zip(rows, scores, strict=True), key=lambda x: (-x[1], x[0][6]))
-        return [MemoryHit(self._item(r[:7]), s) for r, s in ranked[:k]]
+        return [MemoryHit(self._item(r[:8]), s) for r, s in ranked[:k]]
 
     def items(self, scope: MemoryScope) -> list[MemoryItem]:
         where, params = self._scope_sql(scope)
         rows = self._rows(
-            f"SELECT id, tenant, principal, session, kind, text, created_at FROM memory_items WHERE {where} "
+            f"SELECT id, tenant, principal, session, kind, text, created_at, sources FROM memory_items WHERE {where} "
             "ORDER BY created_at, rowid",
             params,
         )

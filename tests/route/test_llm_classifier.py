@@ -112,3 +112,13 @@ def test_the_real_agent_route_searches_as_the_caller(tmp_path: Path) -> None:
     assert secret_chunks and len(agent_turns) >= 2
     seen = {i for step in response.trajectory for i in step.get("result_ids", ())}
     assert seen and not seen & secret_chunks and "secretly acquired" not in json.dumps(response.to_dict())
+
+
+def test_the_models_none_needs_the_rules_chitchat_reading(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="ragwright.route.router"):
+        d = Router(LLM, ScriptedChat([reply("none", "small talk")])).decide("What was invented by Savery?")
+    assert (d.route, d.source, d.llm_calls) == ("hybrid", "rules", 1)
+    assert d.reason.startswith("LLM chose none but the rules see no chit-chat; rules: ")
+    assert any(r.getMessage().startswith("route_classifier_overruled") for r in caplog.records)
+    hello = Router(LLM, ScriptedChat([reply("none", "a greeting")])).decide("hello there")
+    assert (hello.route, hello.source) == ("none", "llm")

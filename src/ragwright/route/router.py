@@ -8,7 +8,10 @@ is logged (``route_decided``) and returned as a :class:`Decision`.
 
 Modes: ``off`` → ``hybrid``; ``auto`` → the rules (:mod:`ragwright.route.rules`); ``llm`` → the chat
 model chooses among the allowed, available routes (:mod:`ragwright.route.llm`), the rules deciding
-when there is no model or its reply is unusable (``route_classifier_failed`` logged).
+when there is no model or its reply is unusable (``route_classifier_failed`` logged). The model's
+``none`` (no retrieval) stands only for a message the rules also read as chit-chat: the local 1.5B model
+sent factual questions there ("What was invented by Savery?"), and a skipped retrieval cannot be
+recovered downstream (``route_classifier_overruled`` logged, the rules decide).
 """
 
 from __future__ import annotations
@@ -102,8 +105,13 @@ class Router:
                     log.warning("route_classifier_failed: %s; using the rules", exc)
                     prefix = f"LLM classifier failed ({str(exc)[:120]}); "
                 else:
-                    decision = self._decision((route,), why or "the model's choice", "llm", features, gone)
-                    return replace(decision, llm_calls=calls)
+                    if route != "none" or features.chitchat is not None:
+                        decision = self._decision((route,), why or "the model's choice", "llm", features, gone)
+                        return replace(decision, llm_calls=calls)
+                    # no retrieval at all is the one choice that cannot be recovered from: a small model
+                    # sends factual questions there, so "none" needs the rules' chit-chat reading too
+                    log.info("route_classifier_overruled: none for a message the rules do not read as chit-chat")
+                    prefix = "LLM chose none but the rules see no chit-chat; "
         decision = self._decision(verdict.routes, verdict.describe(), "rules", features, gone)
         return replace(decision, reason=prefix + decision.reason, llm_calls=calls)
 

@@ -97,3 +97,19 @@ def test_native_mode_needs_a_tool_calling_model(rag: Rag) -> None:
 def test_json_mode_can_be_forced_on_a_tool_calling_model(server: FakeServer, rag: Rag) -> None:
     loop = AgentLoop(client(server), enable_agent(rag).tools_for(ACME), AgentOptions(tool_mode="json"))
     assert not loop.native
+
+
+def test_a_native_answer_before_any_source_is_sent_back_as_a_user_turn(server: FakeServer, rag: Rag) -> None:
+    server.script(
+        text_reply("Paris."),
+        calls_reply(("search", {"query": "Big Stone Gap film"})),
+        text_reply("It is a comedy film [Source 1]."),
+    )
+    opts = AgentOptions(first_search=False)
+    response = enable_agent(rag, opts, llm=client(server)).ask("What is Big Stone Gap?", identity=ACME)
+    assert not response.declined and response.citations
+    second = server.requests[1].body["messages"]
+    assert second[-2:] == [
+        {"role": "assistant", "content": "Paris."},
+        {"role": "user", "content": "You have not found any source yet. Search first."},
+    ]

@@ -299,7 +299,8 @@ class AgentLoop:
                     ),
                 ]
                 return None
-            run.messages.append(Message("assistant", json.dumps(dict(actions[0].arguments, action=actions[0].tool))))
+            echo = json.dumps(dict(actions[0].arguments, action=actions[0].tool))  # as benchmarked
+            run.messages.append(Message("assistant", echo))
         for i, action in enumerate(actions):
             step_tokens = tokens if i == 0 else {"prompt": 0, "completion": 0}
             if action.tool == "answer":
@@ -309,7 +310,11 @@ class AgentLoop:
                         {"round": run.rounds, "tool": "answer", "tokens": step_tokens, "note": "no_evidence"}
                     )
                     self._over_budget(run)
-                    run.messages.append(self._observe(action, "You have not found any source yet. Search first."))
+                    nudge = "You have not found any source yet. Search first."
+                    if self.native:  # a text reply: no tool call to answer
+                        run.messages += [Message("assistant", text), Message("user", nudge)]
+                    else:
+                        run.messages.append(self._observe(action, nudge))
                     return None
                 self._over_budget(run)
                 return await self._final(run, action.answer, partial=None)

@@ -83,6 +83,10 @@ def serve(
     rag = state.open(must_exist=False)
     try:
         app = create_app(rag, config)
+        if settings.agent is not None:  # [agent]: the caps of requests that ask for the agent
+            from ragwright.rag_agent import enable_agent
+
+            enable_agent(rag, settings.agent)
         if settings.federation is not None:  # the stores a request's "collections" may name
             app.state.service.federation_stores = {s.name: s.uri for s in settings.federation.sources if s.uri}
         auth = f"{len(config.keys)} API key(s)" if config.auth_required else "no keys: anonymous, public content only"

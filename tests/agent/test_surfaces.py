@@ -122,3 +122,19 @@ def test_the_server_answers_with_the_agent_when_asked() -> None:
         )
         assert events.status_code == 200 and "Employees get 25 days" in events.text and "event: done" in events.text
     assert agent_of(rag) is not None and agent_of(rag) is enable_agent(rag)
+
+
+def test_the_server_uses_the_agent_options_it_was_given() -> None:
+    """``ragwright serve`` with an [agent] table enables the agent with its caps before serving."""
+    from fastapi.testclient import TestClient
+
+    from ragwright.server import create_app
+    from ragwright.sources import BytesSource
+
+    rag = Rag(MemoryStore(), HashingEmbedder(), llm=ScriptedChat(lambda m: act("search", f"time off {len(m)}")))
+    rag.ingest(BytesSource({"leave.md": DOC.encode()}))
+    enable_agent(rag, AgentOptions(max_rounds=1))
+    with TestClient(create_app(rag, {"staging_dir": None})) as client:
+        body = client.post("/ask", json={"question": "How much paid time off?", "agent": True}).json()
+    stop = next(s for s in body["trajectory"] if s["tool"] == "stop")
+    assert stop["reason"] == "agent_cap_rounds" and stop["rounds"] == 1

@@ -19,6 +19,11 @@ must keep the tenant and ACL it was ingested with) and a copy of one shared sour
 ingests, as the HTTP server does with its configured sources (through
 :class:`~ragwright.sources.TenantScopedSource`: one tenant's ingestion must not take another's copy over).
 
+When the factory's Rag keeps a persistent conversation memory, every probe is also asked in a
+conversation as the identity (each answer remembered) and recalled directly: a remembered answer that
+shows a document the identity may not see — another identity's, or one whose ACL changed or that was
+removed since — is a leak.
+
 When the factory's Rag has a graph (``Rag(graph=GraphOptions())``), each document also names an entity
 of its own (``Zx007 Holdings``) beside one every document shares (``Northwind Group``), and every probe
 also runs graph local search (its chunks, entity names and relation evidence), ``graph.show`` of a
@@ -108,6 +113,12 @@ def _agent_of(rag: Rag) -> Any:
     from ragwright.rag_agent import agent_of
 
     return agent_of(rag)
+
+
+def _persistent_memory(rag: Rag) -> bool:
+    """Whether *rag* keeps a persistent conversation memory (``rag_memory.enable_memory`` with one)."""
+    memory = getattr(rag, "memory", None)
+    return memory is not None and memory.options.persistent is not None
 
 
 def _weighted() -> Any:
@@ -307,6 +318,27 @@ class LeakAudit:
                     self._probe_agent(rag, report, identity, phase, query, q_index)
                 if getattr(rag, "hierarchy", None) is not None:
                     self._probe_hierarchy(rag, report, identity, phase, query)
+                if _persistent_memory(rag):
+                    self._probe_memory(rag, report, identity, phase, query)
+
+    def _probe_memory(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str) -> None:
+        """Conversation memory: a conversation as *identity* (its sources, its answer, what it recalled;
+        each answered turn is remembered) and a direct recall. A remembered answer showing a document
+        *identity* may not see — another identity's, or one whose access changed or that was removed — leaks.
+        The remembered question is the probe's own text, so only the answers are read."""
+        memory = rag.memory
+        assert memory is not None
+        allowed = self.visible(identity)
+        seen = {m for doc, m in self.markers.items() if doc in allowed}  # a shared source's copy is visible
+        hidden = {m for doc, m in self.markers.items() if doc not in allowed} - seen
+        conversation = rag.conversation(identity=identity)
+        response = conversation.ask(query)
+        recalled = conversation.last.recalled if conversation.last is not None else ()
+        self._check(report, identity, "memory-ask", phase, response.sources)
+        answers = [response.answer, *(t.partition("\nA: ")[2] for t in recalled)]
+        self._check_text(report, identity, "memory-ask", phase, answers, hidden)
+        found = [h.item.text.partition("\nA: ")[2] or h.item.text for h in memory.recall(query, identity=identity)]
+        self._check_text(report, identity, "memory-recall", phase, found, hidden)
 
     def _probe_hierarchy(self, rag: Rag, report: LeakReport, identity: Identity, phase: str, query: str) -> None:
         """Hierarchy paths: the chunks of each search mode, and every summary and tree node text shown."""

@@ -20,6 +20,7 @@ from ragwright.retrieve import Retriever
 from ragwright.stores.base import ChunkLookup, Hit, ScoreScale, VectorSearch
 from ragwright.stores.memory import MemoryStore
 from ragwright.stores.sqlite import SqliteStore
+from ragwright.testing.conformance import FilterTranslationConformance, VectorSearchConformance
 from ragwright.testing.lookup import DIM, ChunkLookupConformance
 
 
@@ -92,6 +93,17 @@ class TestVectorOnlyLookup(ChunkLookupConformance):
         self, lookup: Any, document_id: str, chunks: Sequence[Chunk], vectors: Any, parents: Sequence[Chunk]
     ) -> None:
         lookup.write(chunks, vectors, parents)
+
+
+class TestVectorOnlySearch(VectorSearchConformance, FilterTranslationConformance):
+    """The vector-only backend passes the dense-search suites through its own write path."""
+
+    @pytest.fixture
+    def store(self) -> VectorOnly:
+        return VectorOnly()
+
+    def put(self, store: Any, doc_id: str, chunks: list[Chunk], vectors: list[Any]) -> None:
+        store.write(chunks, vectors, [])
 
 
 class Embedder:

@@ -2,15 +2,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 from ragwright.errors import StoreError
-from ragwright.model.chunk import Chunk
-from ragwright.model.filters import Filter, matches
 from ragwright.model.identity import Identity
 from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.conformance import DIM, chunks_for, record, unit
-from tests.stores.filter_strategies import filters, metadatas
 
 
 def test_reopen_restores_everything(tmp_path: Path) -> None:
@@ -74,23 +70,6 @@ def test_search_sees_writes_from_another_connection(tmp_path: Path) -> None:
         writer.replace_document(record("d"), chunks_for("d", ["x"]), np.stack([unit(1)]))
     assert [h.chunk.text for h in reader.search_dense(unit(1), 5, identity=Identity())] == ["x"]
     reader.close()
-
-
-# -- the SQL translation agrees with the reference matcher (strategies: tests/stores/filter_strategies.py) --
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(flt=filters, metas=metadatas)
-def test_sql_filter_matches_reference(tmp_path: Path, flt: Filter, metas: list[dict[str, object]]) -> None:
-    path = tmp_path / "prop.db"
-    path.unlink(missing_ok=True)
-    with SqliteStore(path) as s:
-        s.bind_embedder("m", DIM)
-        chunks = [Chunk.create("d", f"common c{i}", i, metadata=m) for i, m in enumerate(metas)]  # type: ignore[arg-type]
-        s.replace_document(record("d", len(chunks)), chunks, np.stack([unit(1)] * len(chunks)))
-        got = {h.chunk.text for h in s.search_dense(unit(1), 100, identity=Identity(), metadata_filter=flt)}
-        keyword = {h.chunk.text for h in s.search_keyword("common", 100, identity=Identity(), metadata_filter=flt)}
-    expected = {c.text for c in chunks if matches(flt, c.metadata)}
-    assert got == expected
-    assert keyword == expected
 
 
 def test_security_cache_is_per_identity_and_invalidated_by_writes(tmp_path: Path) -> None:

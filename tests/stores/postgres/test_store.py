@@ -1,20 +1,17 @@
 """PostgreSQL store specifics: migrations, reopening, filters in SQL, HNSW inside the filter, derived BM25."""
 
-import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 from ragwright.errors import ConfigError, StoreError
 from ragwright.model.chunk import Chunk
-from ragwright.model.filters import And, Compare, Eq, Filter, matches
+from ragwright.model.filters import And, Compare, Eq
 from ragwright.model.identity import Identity
 from ragwright.stores.postgres import PostgresOptions, PostgresStore
 from ragwright.stores.postgres.schema import SCHEMA_VERSION
 from ragwright.testing.conformance import DIM, chunks_for, record, unit
-from tests.stores.filter_strategies import filters, metadatas
 
 
 def test_reopen_restores_everything_and_records_the_schema_version(pg_dsn: str) -> None:
@@ -184,28 +181,3 @@ def test_index_version_moves_on_every_write(pg_dsn: str) -> None:
         v2 = s.index_version()
         s.remove_document("d")
         assert v0 < v1 < v2 < s.index_version()
-
-
-# -- the SQL translation agrees with the reference matcher (strategies: tests/stores/filter_strategies.py) --
-def test_sql_filter_matches_reference(pg_dsn: str) -> None:
-    tenants = (f"t{i}" for i in itertools.count())  # one tenant per example isolates the examples
-    with PostgresStore(pg_dsn) as s:
-        s.bind_embedder("m", DIM)
-
-        @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-        @given(flt=filters, metas=metadatas)
-        def check(flt: Filter, metas: list[dict[str, object]]) -> None:
-            tenant = next(tenants)
-            chunks = [
-                Chunk.create(tenant, f"common c{i}", i, metadata=m, tenant=tenant)  # type: ignore[arg-type]
-                for i, m in enumerate(metas)
-            ]
-            s.replace_document(record(tenant, len(chunks)), chunks, np.stack([unit(1)] * len(chunks)))
-            who = Identity(tenant)
-            got = {h.chunk.text for h in s.search_dense(unit(1), 100, identity=who, metadata_filter=flt)}
-            keyword = {h.chunk.text for h in s.search_keyword("common", 100, identity=who, metadata_filter=flt)}
-            expected = {c.text for c in chunks if matches(flt, c.metadata)}
-            assert got == expected
-            assert keyword == expected
-
-        check()

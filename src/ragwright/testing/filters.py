@@ -1,7 +1,9 @@
-"""Hypothesis strategies for the "filters in SQL agree with the reference matcher" tests of every store.
+"""Hypothesis strategies for "the store's filter translation agrees with the reference matcher".
 
-Broad on purpose: empty ``And``/``Or``, ``None`` and list metadata values, non-ASCII strings, float
-comparison operands: each is a place where a SQL translation can part from :func:`matches`.
+:class:`~ragwright.testing.conformance.FilterTranslationConformance` runs them against a store; a
+third-party backend may also draw ``filters`` and ``metadatas`` in its own tests. Broad on purpose:
+empty ``And``/``Or``, ``None`` and list metadata values, non-ASCII strings, float comparison operands:
+each is a place where a SQL translation can part from :func:`~ragwright.model.filters.matches`.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ragwright._sync import run_sync
@@ -148,3 +150,28 @@ def test_options_are_validated_with_the_field_named() -> None:
             AgentOptions(**bad)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="did you mean 'max_rounds'"):
         AgentOptions.from_dict({"max_round": 3})
+
+
+def test_graph_lookup_runs_as_the_bound_identity(tmp_path: Path) -> None:
+    from ragwright.graph import GraphOptions
+    from ragwright.sources import BytesSource
+    from ragwright.stores.sqlite import SqliteStore
+    from ragwright.testing.doubles import HashingEmbedder
+    from tests.agent.conftest import AUTHOR, FILM
+
+    secret = b"# Board minutes\n\nAdriana Trigiani secretly acquired Zorblax Holdings in Geneva."
+    rag = Rag(SqliteStore(tmp_path / "g.db"), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
+    rag.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
+    rag.ingest(BytesSource({"minutes.md": secret}), tenant="acme", acl=["board"])
+    tools = enable_agent(rag).tools_for(Identity("acme"))
+    assert "graph" in tools.names
+    evidence = Evidence()
+    obs = run_sync(tools.run("graph", {"entity": "Adriana Trigiani", **WIDEN}, evidence))
+    assert obs.result_ids and "minutes.md" not in {r.document_id for r in evidence.results}
+    assert "Zorblax" not in obs.text and "Geneva" not in obs.text
+    assert "Relations:" in obs.text and "[Source" in obs.text
+    found = Evidence()
+    hidden = run_sync(tools.run("graph", {"entity": "Zorblax Holdings", **WIDEN}, found))
+    assert "minutes.md" not in {r.document_id for r in found.results}
+    assert "Geneva" not in hidden.text and "secretly" not in hidden.text
+    rag.close()

@@ -12,6 +12,12 @@ document ingested twice, or two stores built alike), and each stays its own resu
 names its ``source``, keeps the evidence its source gave (per-arm ranks and scores) and adds a
 ``federation`` entry: its rank in its source's list and the score its source gave it. Ties break by
 best rank, then source name, then chunk id (deterministic).
+
+Since keys never coincide across sources, the merge interleaves the sources' lists by
+``weight / (k + rank)``: equal weights alternate them rank by rank, and a trust weight *w* puts a
+source's rank *r* level with an equally trusted source's rank ``(k + r) / w − k`` — with ``k`` = 60 a
+weight of 0.5 puts that source's best hit level with the other's 62nd: it only fills in behind. Trust
+weights are strong; ``benchmarks/federation.py`` measures what they and the interleaving cost.
 """
 
 from __future__ import annotations

@@ -220,3 +220,18 @@ def test_old_tool_results_are_shortened_to_fit_the_context(rag: Rag) -> None:
     assert "[Source 1]" in "\n".join(m.content for m in last)  # the labels stay, citable
     turns = [s["tokens"]["prompt"] for s in response.trajectory if s["tool"] == "search" and s["round"] > 0]
     assert max(turns) <= 500 + 250  # the newest result is never cut: the prompt stays near the budget
+
+
+def test_verify_answer_runs_the_groundedness_judge(rag: Rag) -> None:
+    from ragwright.options import RagOptions
+
+    judge_no = '{"supported": false, "unsupported_claims": ["it won an Oscar"]}'
+    chat = ScriptedChat([act("answer", "Big Stone Gap won an Oscar [Source 1]."), judge_no])
+    agent = enable_agent(rag, llm=chat)
+    response = agent.ask("What is Big Stone Gap?", identity=ACME, rag_options=RagOptions(verify_answer=True))
+    assert response.declined and response.decline_reason == "unsupported_after_verification"
+    assert response.usage["llm_calls"] == 2 and "supported" in chat.calls[1].messages[0].content
+    chat = ScriptedChat([act("answer", "Big Stone Gap is a comedy film [Source 1]."), '{"supported": true}'])
+    agent.llm = chat
+    response = agent.ask("What is Big Stone Gap?", identity=ACME, rag_options=RagOptions(verify_answer=True))
+    assert not response.declined and response.verified is True

@@ -40,7 +40,7 @@ from ragwright.memory import (
     MemoryItem,
     MemoryOptions,
     MemoryScope,
-    condense,
+    condense_question,
     fit_history,
     open_memory,
     recall,
@@ -354,7 +354,7 @@ class Conversation:
         opts = options or rag.rag_options
         if overrides:
             opts = opts.merged(**overrides)
-        condensed = await to_thread(condense, question, memory.turns, memory.options, rag.llm)
+        condensed = await to_thread(condense_question, question, memory.turns, memory.options, rag.llm)
         if condensed.method in ("heuristic", "llm"):
             log.info("memory_condensed (%s): %r → %r", condensed.method, question[:80], condensed.text[:120])
         hits = await to_thread(self.rag_memory._recalled, condensed.text, self.identity)

@@ -18,7 +18,7 @@ The facade is :mod:`ragwright.rag_memory` (``rag.conversation()``).
 from __future__ import annotations
 
 from ragwright.memory.budget import MESSAGE_OVERHEAD, BudgetReport, FittedHistory, fit_history, message_tokens
-from ragwright.memory.condense import Condensed, condense, heuristic_condense
+from ragwright.memory.condense import Condensed, condense_question, heuristic_condense
 from ragwright.memory.conversation import ConversationMemory
 from ragwright.memory.options import MemoryOptions, PersistentMemoryOptions
 from ragwright.memory.recall import recall, recall_text
@@ -48,7 +48,7 @@ __all__ = [
     "PersistentMemoryOptions",
     "SessionState",
     "SqliteMemory",
-    "condense",
+    "condense_question",
     "fit_history",
     "heuristic_condense",
     "message_tokens",

@@ -99,7 +99,7 @@ def heuristic_condense(question: str, history: Sequence[Message], turns: int) ->
     return Condensed(question, "unchanged")
 
 
-def condense(
+def condense_question(
     question: str, history: Sequence[Message], options: MemoryOptions, llm: ChatModel | None = None
 ) -> Condensed:
     """*question* made standalone with *history* (earlier turns, oldest first) as ``options.condense`` says."""

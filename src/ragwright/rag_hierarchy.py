@@ -21,6 +21,7 @@ from ragwright._sync import run_sync, to_thread
 from ragwright.errors import ConfigError
 from ragwright.generate import AnswerStream
 from ragwright.hierarchy.index import HierarchyIndex
+from ragwright.hierarchy.multivector import multi_vector
 from ragwright.hierarchy.options import HierarchyOptions
 from ragwright.hierarchy.search import HierarchyResult, HierarchySearch
 from ragwright.model.identity import Identity
@@ -108,8 +109,9 @@ class RagHierarchy:
         run = {
             "two_stage": self.searcher.two_stage,
             "tree": self.searcher.tree,
-            "multi_vector": self.searcher.multi_vector,
-        }[mode]
+        }.get(mode)
+        if run is None:
+            return await to_thread(multi_vector, self.searcher, query, who, list(flat), k)
         return await to_thread(run, query, who, list(flat), k)
 
     def search(

@@ -59,13 +59,13 @@ def test_the_probe_fails_when_the_filter_is_removed(rag: Rag, monkeypatch: pytes
 
         return np.ones(len(rows), dtype=bool)
 
-    original = hsearch.HierarchySearch._visible
+    original = hsearch.HierarchySearch.visible_chunks
 
     def as_board(self: hsearch.HierarchySearch, ids: Any, identity: Identity) -> Any:
         return original(self, ids, BOARD)
 
     monkeypatch.setattr(hsearch, "allowed_rows", everything)
-    monkeypatch.setattr(hsearch.HierarchySearch, "_visible", as_board)
+    monkeypatch.setattr(hsearch.HierarchySearch, "visible_chunks", as_board)
     assert "secret.md" in leaks(rag, ACME)
 
 

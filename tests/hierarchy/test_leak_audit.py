@@ -46,7 +46,7 @@ def test_the_audit_catches_a_hierarchy_without_its_filter(tmp_path: Path, monkey
         return out
 
     monkeypatch.setattr(hsearch, "allowed_rows", everything)
-    monkeypatch.setattr(hsearch.HierarchySearch, "_visible", all_chunks)
+    monkeypatch.setattr(hsearch.HierarchySearch, "visible_chunks", all_chunks)
     audit = LeakAudit(
         lambda: hierarchy_rag(tmp_path / "s.db"), queries_per_identity=4, identities=IDENTITIES, ask_every=0
     )

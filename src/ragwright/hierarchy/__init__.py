@@ -7,7 +7,8 @@ tree per access scope searched across levels, and parents found through several 
 * :mod:`~ragwright.hierarchy.tables` — the tables and the hook into a store.
 * :mod:`~ragwright.hierarchy.index` — summaries at ingestion, cascade on change, removal, ACL change.
 * :mod:`~ragwright.hierarchy.tree` — clustering, the tree, incremental rebuilds.
-* :mod:`~ragwright.hierarchy.search` — two-stage, collapsed-tree and multi-vector search, identity-filtered.
+* :mod:`~ragwright.hierarchy.search` — two-stage and collapsed-tree search, identity-filtered.
+* :mod:`~ragwright.hierarchy.multivector` — parents found through their chunks, summaries and questions.
 
 Wired by ``Rag(hierarchy=HierarchyOptions(...))`` (:mod:`ragwright.rag_hierarchy`).
 """

@@ -14,9 +14,8 @@ cites is visible now (a document deleted or hidden since the row was written cou
   (``combine``: ``rrf``, ``two_stage`` alone, or ``doc_prior``).
 * :meth:`HierarchySearch.tree` — "collapsed tree" search: nodes of every level ranked at once (dense +
   BM25 over their summaries), each resolved to its best chunks beneath, fused with the flat result.
-* :meth:`HierarchySearch.multi_vector` — parents (parent chunks, else documents) ranked by RRF over
-  their chunks' flat ranks, their summary vectors and hypothetical-question vectors; each hit is the
-  parent (a whole short document; a long one's matched chunks).
+* :func:`ragwright.hierarchy.multivector.multi_vector` — parents through all their vectors, over the
+  same rows.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ from ragwright.hierarchy.tree import node_cited, node_summary
 from ragwright.index.bm25 import Bm25Index
 from ragwright.model.chunk import Chunk
 from ragwright.model.identity import Identity
-from ragwright.model.ids import chunk_id, content_hash
 from ragwright.model.results import ArmHit, SearchResult
 from ragwright.retrieve.fusion import rrf
 
@@ -137,7 +135,7 @@ def _unit_rows(rows: Sequence[F32 | None], dim: int) -> tuple[F32, npt.NDArray[n
     return m, ok
 
 
-class _Matrix:
+class RowMatrix:
     """Rows (documents, nodes or multi-vector rows) with their unit vectors and a BM25 index of their
     text, rebuilt when the tables' version changes."""
 
@@ -191,42 +189,51 @@ class HierarchySearch:
             self._cache[key] = (version, value)
         return value
 
-    def _documents(self) -> tuple[list[DocumentRow], _Matrix]:
-        def build() -> tuple[list[DocumentRow], _Matrix]:
+    def document_matrix(self) -> tuple[list[DocumentRow], RowMatrix]:
+        """Every summary row with its vectors and a BM25 index of the summaries (unfiltered: callers mask
+        them with :func:`allowed_rows`)."""
+
+        def build() -> tuple[list[DocumentRow], RowMatrix]:
             rows = self.index.tables.document_rows()
             dim = self.index.embedder.dimension
             vectors = {
                 "summary": _unit_rows([r.vector for r in rows], dim),
                 "centroid": _unit_rows([r.centroid for r in rows], dim),
             }
-            return rows, _Matrix([r.document_id for r in rows], vectors, [r.summary for r in rows])
+            return rows, RowMatrix([r.document_id for r in rows], vectors, [r.summary for r in rows])
 
-        result: tuple[list[DocumentRow], _Matrix] = self._cached("documents", build)
+        result: tuple[list[DocumentRow], RowMatrix] = self._cached("documents", build)
         return result
 
-    def _nodes(self) -> tuple[list[NodeRow], _Matrix]:
-        def build() -> tuple[list[NodeRow], _Matrix]:
+    def node_matrix(self) -> tuple[list[NodeRow], RowMatrix]:
+        """Every tree node with its vector and a BM25 index of the node summaries (unfiltered)."""
+
+        def build() -> tuple[list[NodeRow], RowMatrix]:
             rows = self.index.tables.nodes()
             vectors = {"dense": _unit_rows([r.vector for r in rows], self.index.embedder.dimension)}
-            return rows, _Matrix([r.node_id for r in rows], vectors, [node_summary(r) for r in rows])
+            return rows, RowMatrix([r.node_id for r in rows], vectors, [node_summary(r) for r in rows])
 
-        result: tuple[list[NodeRow], _Matrix] = self._cached("nodes", build)
+        result: tuple[list[NodeRow], RowMatrix] = self._cached("nodes", build)
         return result
 
-    def _vectors(self) -> tuple[list[VectorRow], _Matrix]:
-        def build() -> tuple[list[VectorRow], _Matrix]:
+    def vector_matrix(self) -> tuple[list[VectorRow], RowMatrix]:
+        """Every multi-vector row with its vector (unfiltered)."""
+
+        def build() -> tuple[list[VectorRow], RowMatrix]:
             rows = self.index.tables.vector_rows()
             vectors = {"dense": _unit_rows([r.vector for r in rows], self.index.embedder.dimension)}
-            return rows, _Matrix([r.vector_id for r in rows], vectors, [])
+            return rows, RowMatrix([r.vector_id for r in rows], vectors, [])
 
-        result: tuple[list[VectorRow], _Matrix] = self._cached("vectors", build)
+        result: tuple[list[VectorRow], RowMatrix] = self._cached("vectors", build)
         return result
 
-    def _query_vector(self, query: str) -> F32:
+    def embed_query(self, query: str) -> F32:
+        """The unit query vector."""
         v = np.asarray(self.index.embedder.embed_query(query), dtype=np.float32)
         return v / max(float(np.linalg.norm(v)), 1e-9)
 
-    def _visible(self, ids: Sequence[str], identity: Identity) -> dict[str, Chunk]:
+    def visible_chunks(self, ids: Sequence[str], identity: Identity) -> dict[str, Chunk]:
+        """The chunks among *ids* *identity* may see now, fetched through the store (the second check)."""
         return {c.id: c for c in self.store.get_chunks(list(dict.fromkeys(ids)), identity)} if ids else {}
 
     # -- stage 1 --------------------------------------------------------------------------------------
@@ -241,10 +248,10 @@ class HierarchySearch:
     ) -> list[DocumentHit]:
         """The best *k* documents *identity* may see, by their summaries (see the module docstring); with
         ``chunk_evidence``, also by their best chunk in *flat* (the caller's own filtered search)."""
-        rows, matrix = self._documents()
+        rows, matrix = self.document_matrix()
         if not rows:
             return []
-        q = query_vector if query_vector is not None else self._query_vector(query)
+        q = query_vector if query_vector is not None else self.embed_query(query)
         allowed = allowed_rows(rows, identity)
         rankings = {
             "summary": matrix.dense("summary", q, allowed, STAGE1_CANDIDATES),
@@ -259,7 +266,7 @@ class HierarchySearch:
         by_id = {r.document_id: r for r in rows}
         fused = rrf(rankings)
         candidates = [by_id[f.chunk_id] for f in fused[: k * 2]]
-        visible = self._visible([cid for r in candidates for cid in r.cited], identity)
+        visible = self.visible_chunks([cid for r in candidates for cid in r.cited], identity)
         hits: list[DocumentHit] = []
         for f in fused[: k * 2]:
             row = by_id[f.chunk_id]
@@ -284,7 +291,7 @@ class HierarchySearch:
         """Chunks of *documents* only, ranked by dense cosine, BM25 over them, their document's rank and
         (with ``chunk_evidence``) their rank in *flat*."""
         ids = [c.id for d in documents for c in self.store.document_chunks(d.document_id)]
-        chunks = self._visible(ids, identity)
+        chunks = self.visible_chunks(ids, identity)
         if not chunks:
             return []
         order = list(chunks)
@@ -314,7 +321,7 @@ class HierarchySearch:
     def two_stage(self, query: str, identity: Identity, flat: Sequence[SearchResult], k: int) -> HierarchyResult:
         """Documents first, then chunks inside the best ones, combined with *flat* as ``combine`` says."""
         options = self.index.options
-        q = self._query_vector(query)
+        q = self.embed_query(query)
         docs = self.documents(query, identity, options.documents, query_vector=q, flat=flat)
         inside = self.restricted(query, identity, docs, max(k, 50), query_vector=q, flat=flat)
         label = f"documents ({len(docs)}) → chunks inside"
@@ -341,15 +348,15 @@ class HierarchySearch:
     def nodes(self, query: str, identity: Identity, k: int, *, query_vector: F32 | None = None) -> list[NodeHit]:
         """Tree nodes of every level *identity* may see, best first (collapsed-tree search)."""
         self.index.refresh_trees()
-        rows, matrix = self._nodes()
+        rows, matrix = self.node_matrix()
         if not rows:
             return []
-        q = query_vector if query_vector is not None else self._query_vector(query)
+        q = query_vector if query_vector is not None else self.embed_query(query)
         allowed = allowed_rows(rows, identity)
         fused = rrf({"dense": matrix.dense("dense", q, allowed, k * 3), "bm25": matrix.keyword(query, allowed, k * 3)})
         by_id = {r.node_id: r for r in rows}
         candidates = [by_id[f.chunk_id] for f in fused[: k * 2]]
-        visible = self._visible([cid for n in candidates for cid in node_cited(n)], identity)
+        visible = self.visible_chunks([cid for n in candidates for cid in node_cited(n)], identity)
         hits: list[NodeHit] = []
         for f in fused[: k * 2]:
             n = by_id[f.chunk_id]
@@ -365,10 +372,10 @@ class HierarchySearch:
 
     def tree(self, query: str, identity: Identity, flat: Sequence[SearchResult], k: int) -> HierarchyResult:
         """Nodes of every level, each resolved to its best chunks beneath, fused with *flat*."""
-        q = self._query_vector(query)
+        q = self.embed_query(query)
         hits = self.nodes(query, identity, NODE_CANDIDATES, query_vector=q)
         beneath = [cid for n in hits for cid in n.chunk_ids]
-        chunks = self._visible(beneath, identity)
+        chunks = self.visible_chunks(beneath, identity)
         stored = self.store.get_vectors(list(chunks))
         ranking: list[tuple[str, float]] = []
         seen: set[str] = set()
@@ -390,107 +397,6 @@ class HierarchySearch:
         )
         results = [_with_arms(by_id[f.chunk_id], f.score, f.arms) for f in fused[:k]]
         return HierarchyResult(results, [], hits, f"tree nodes ({len(hits)}) + flat → rrf")
-
-    # -- multi-vector -----------------------------------------------------------------------------------
-    def multi_vector(self, query: str, identity: Identity, flat: Sequence[SearchResult], k: int) -> HierarchyResult:
-        """Parents ranked through all their vectors (chunks, summaries, questions), resolved to the parent."""
-        q = self._query_vector(query)
-        chunk_rank: dict[str, tuple[str, float]] = {}
-        matched: dict[str, list[str]] = {}
-        for r in flat:
-            key = r.chunk.parent_id or r.document_id
-            chunk_rank.setdefault(key, (key, r.score))
-            matched.setdefault(key, []).append(r.chunk_id)
-        docs, dmatrix = self._documents()
-        allowed = allowed_rows(docs, identity)
-        summary = [(d, s) for d, s in dmatrix.dense("summary", q, allowed, STAGE1_CANDIDATES)]
-        cited: dict[str, tuple[str, ...]] = {r.document_id: r.cited for r in docs}
-        rows, vmatrix = self._vectors()
-        vallowed = allowed_rows(rows, identity)
-        by_vid = {r.vector_id: r for r in rows}
-        questions: dict[str, float] = {}
-        for vid, score in vmatrix.dense("dense", q, vallowed, STAGE1_CANDIDATES * 3):
-            row = by_vid[vid]
-            if row.kind == "summary":
-                summary.append((row.parent_id, score))
-            else:
-                questions[row.parent_id] = max(questions.get(row.parent_id, -1.0), score)
-            cited.setdefault(row.parent_id, row.chunk_ids)
-        parent_chunks = {r.parent_id for r in rows if r.parent_id != r.document_id}
-        parent_chunks |= {r.chunk.parent_id for r in flat if r.chunk.parent_id}
-        has_parents = bool(parent_chunks)
-        # a document summary stands for the document only where documents are the parents
-        summary_rank = sorted(
-            {p: s for p, s in summary if has_parents is False or p in parent_chunks}.items(), key=lambda x: -x[1]
-        )
-        rankings = {
-            "chunk": list(chunk_rank.values()),
-            "summary": summary_rank,
-            "question": sorted(questions.items(), key=lambda x: -x[1]),
-        }
-        fused = rrf(rankings)
-        doc_of = {r.parent_id: r.document_id for r in rows}
-        doc_of.update({r.chunk.parent_id or r.document_id: r.document_id for r in flat})
-        results: list[SearchResult] = []
-        for f in fused:
-            parent = self._parent(
-                f.chunk_id,
-                f.chunk_id in parent_chunks,
-                doc_of.get(f.chunk_id, f.chunk_id),
-                matched.get(f.chunk_id) or list(cited.get(f.chunk_id, ())),
-                identity,
-            )
-            if parent is not None:
-                results.append(SearchResult(parent, f.score, f.arms, "rrf"))
-            if len(results) == k:
-                break
-        return HierarchyResult(results, [], [], "chunks + summaries + questions → parents → rrf")
-
-    def _parent(
-        self, parent_id: str, is_chunk: bool, document_id: str, matched: Sequence[str], identity: Identity
-    ) -> Chunk | None:
-        """The parent as *identity* may see it: the parent chunk, or the document (whole when short, else
-        its matched chunks); ``None`` when not visible."""
-        if is_chunk:
-            found = self.store.get_parents([parent_id], identity)
-            if not found:
-                return None
-            p = found[0]
-            return replace(p, metadata={**p.metadata, "matched_children": list(matched)})
-        ids = [c.id for c in self.store.document_chunks(document_id)]
-        visible = self._visible(ids, identity)
-        if not visible or len(visible) < len(ids):
-            return None  # all of a document, or nothing of it
-        members = sorted(visible.values(), key=lambda c: c.position)
-        limit = self.index.options.document_chars
-        if sum(len(c.text) + 2 for c in members) > limit:
-            wanted = set(matched)
-            members = [c for c in members if c.id in wanted] or members[:1]
-        text: list[str] = []
-        used = 0
-        for c in members:
-            if used + len(c.text) > limit and text:
-                break
-            text.append(c.text)
-            used += len(c.text) + 2
-        body = "\n\n".join(text)
-        first = members[0]
-        return Chunk(
-            id="d-" + chunk_id(document_id, content_hash(body), 0)[2:],
-            document_id=document_id,
-            text=body,
-            position=first.position,
-            section_path=first.section_path[:1],
-            page=first.page,
-            tenant=first.tenant,
-            acl=first.acl,
-            metadata={
-                "parent": True,
-                "document_parent": True,
-                "children": [c.id for c in members][: len(text)],
-                "matched_children": list(matched),
-            },
-        )
 
 
 def _with_arms(result: SearchResult, score: float, arms: Mapping[str, ArmHit]) -> SearchResult:

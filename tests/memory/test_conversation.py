@@ -42,9 +42,9 @@ def test_the_heuristic_carries_the_names_of_the_earlier_question() -> None:
     assert heuristic_condense("When did he die?", history, 6).text == "When did he die? (Normandy)"
     assert heuristic_condense("Where does the Rhine begin?", history, 6).method == "unchanged"  # names its subject
     assert heuristic_condense("When did he die?", history, 0).method == "unchanged"
-    # a chain of follow-ups keeps the subject the topic-setting question named, not a follow-up's names
+    # the nearest antecedent first, and a chain of follow-ups keeps the subject the topic-setter named
     chain = [*history, Message("user", "When did he die in France?"), Message("assistant", "In 930.")]
-    assert heuristic_condense("Where was he buried?", chain, 6).carried == ("Normandy",)
+    assert heuristic_condense("Where was he buried?", chain, 6).carried == ("France", "Normandy")
 
 
 def test_a_follow_up_retrieves_with_the_condensed_question_without_a_model() -> None:

@@ -1,0 +1,232 @@
+"""Conversation memory: do follow-up questions retrieve the right passage when condensed with the history?
+
+    .venv/bin/python benchmarks/conversation_memory.py [--squad /tmp/squad/dev-v2.0.json] [--articles 12]
+        [--per-article 20] [--budget 300]
+
+Data: SQuAD 2.0 dev (``tools/answerability_data.json`` names the file and its sha256; the three reserved
+acceptance articles are never used). Every paragraph of the first ``--articles`` articles is a document,
+ingested with the defaults (default embedder, hybrid search). A conversation per article: the opener is
+an answerable question that names the article's subject ("…the immune system…"); each follow-up is
+another such question with the subject replaced by a pronoun ("it", "they", "its", "their"), asked after
+the earlier turns (each answered with its gold answer). The right passage is the question's paragraph.
+
+Conditions, on the same follow-ups (paired):
+
+* ``original`` — the question as SQuAD wrote it (subject named): the upper bound;
+* ``no history`` — the follow-up alone (what a stateless ask does);
+* ``prev question`` — the previous user message prepended (a common naive baseline);
+* ``condensed`` — ``rag.conversation()``'s condensing without a model (the heuristic), the history kept
+  by :class:`~ragwright.memory.ConversationMemory` at the default budget;
+* ``condensed@B`` — the same with the history budget cut to ``--budget`` tokens (extractive summary).
+
+Metrics: hit@5 and nDCG@10 of the question's paragraph, with paired bootstrap CIs (10,000 resamples);
+and the budget's adherence over every turn (the fitted prompt's cl100k tokens against the budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+
+import squad_data  # noqa: E402
+
+from ragwright.eval.metrics import hit_rate_at_k, ndcg_at_k  # noqa: E402
+from ragwright.eval.stats import bootstrap_ci, paired_bootstrap  # noqa: E402
+from ragwright.generate.prompt import DEFAULT_SYSTEM_PROMPT  # noqa: E402
+from ragwright.memory import ConversationMemory, MemoryOptions, condense_question  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    original: str
+    followup: str
+    answer: str
+    paragraph: str  # document id
+
+
+def subject_pattern(title: str) -> re.Pattern[str]:
+    words = title.replace("_", " ")
+    return re.compile(r"\b(?:the\s+)?" + re.escape(words) + r"(s)?('s|’s)?(?!\w)", re.IGNORECASE)
+
+
+def pronoun(match: re.Match[str], after_preposition: bool) -> str:
+    plural = match.group(1) is not None
+    if match.group(2) is not None:  # possessive
+        return "their" if plural else "its"
+    if plural:
+        return "them" if after_preposition else "they"
+    return "it"
+
+
+#: Words after which a pronoun reads naturally ("… of it", "does it …"); a subject used after any other
+#: word ("France's Huguenot population", "most steam engines") is adjectival: that question is skipped.
+_PREPOSITIONS = "of in by for to from with on at into within against about between"
+_BEFORE_WORDS = (
+    f"{_PREPOSITIONS} does did do is was are were has have had can could would will should may might that "
+    "which and or when how why what who whom where whose"
+)
+_BEFORE = frozenset(_BEFORE_WORDS.split())
+
+
+def pronoun_followup(pattern: re.Pattern[str], question: str) -> str | None:
+    """*question* with its first mention of the subject replaced by a pronoun, or ``None`` when that would
+    not read as a follow-up (the subject used as an adjective, or named again later)."""
+    match = pattern.search(question)
+    if match is None:
+        return None
+    before = question[: match.start()].split()
+    last = before[-1].casefold().strip(",;:") if before else ""
+    if before and last not in _BEFORE:
+        return None
+    follow = question[: match.start()] + pronoun(match, last in _PREPOSITIONS.split()) + question[match.end() :]
+    if pattern.search(follow):
+        return None
+    return follow[0].upper() + follow[1:]
+
+
+def conversations(arts: list[squad_data.Article], per_article: int) -> dict[str, list[Turn]]:
+    out: dict[str, list[Turn]] = {}
+    for art in arts:
+        doc = {p: f"{art.title}-{i:03d}" for i, p in enumerate(art.paragraphs)}
+        pattern = subject_pattern(art.title)
+        turns = []
+        for q in art.questions:
+            if q.unanswerable or q.context not in doc or not pattern.search(q.question):
+                continue
+            follow = pronoun_followup(pattern, q.question)
+            if turns and follow is None:
+                continue  # the opener may name its subject any way; a follow-up must read as one
+            turns.append(Turn(q.id, q.question, follow or q.question, q.answers[0], doc[q.context]))
+            if len(turns) > per_article:
+                break
+        if len(turns) >= 3:
+            out[art.title] = turns
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--squad", type=Path, default=Path("/tmp/squad/dev-v2.0.json"))
+    ap.add_argument("--articles", type=int, default=12)
+    ap.add_argument("--per-article", type=int, default=20)
+    ap.add_argument("--budget", type=int, default=300)
+    ap.add_argument("--work", type=Path, default=HERE / ".cache" / "conversation_memory")
+    args = ap.parse_args()
+
+    from ragwright.models.embedders import default_embedder
+    from ragwright.rag import Rag
+    from ragwright.sources import BytesSource
+    from ragwright.stores.sqlite import SqliteStore
+
+    arts = squad_data.articles(squad_data.load_squad(args.squad))
+    convos = conversations(arts, args.per_article)
+    chosen = list(convos)[: args.articles]
+    arts = [a for a in arts if a.title in chosen]
+    corpus = {
+        f"{a.title}-{i:03d}.md": f"# {a.title.replace('_', ' ')}\n\n{p}"
+        for a in arts
+        for i, p in enumerate(a.paragraphs)
+    }
+    followups = sum(len(convos[t]) - 1 for t in chosen)
+    print(f"articles: {', '.join(chosen)}; {len(corpus)} paragraphs; {followups} follow-ups", flush=True)
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    # the store is kept in --work: a second run reuses it (unchanged documents are skipped)
+    start = time.perf_counter()
+    rag = Rag(SqliteStore(args.work / f"squad-{len(chosen)}.db"), default_embedder())
+    report = rag.ingest(BytesSource({k: v.encode() for k, v in corpus.items()}))
+    print(
+        f"store ready in {time.perf_counter() - start:.0f}s (default embedder, hybrid; "
+        f"{report.added} added now, {report.unchanged} unchanged)",
+        flush=True,
+    )
+
+    runs: dict[str, dict[str, list[str]]] = {
+        k: {} for k in ("original", "no history", "prev question", "condensed", f"condensed@{args.budget}")
+    }
+    qrels: dict[str, dict[str, int]] = {}
+    budget_rows: list[tuple[int, int, int]] = []  # (total tokens, budget, turns dropped)
+    carried = 0
+    start = time.perf_counter()
+
+    def ranked(query: str) -> list[str]:
+        return [r.document_id.removesuffix(".md") for r in rag.search(query, top_k=10)]
+
+    for title in chosen:
+        turns = convos[title]
+        memories = {
+            "condensed": ConversationMemory(MemoryOptions()),
+            f"condensed@{args.budget}": ConversationMemory(
+                MemoryOptions(budget_tokens=args.budget, summary_max_tokens=min(64, args.budget // 4))
+            ),
+        }
+        opener = turns[0]
+        for memory in memories.values():
+            memory.commit(None, opener.original, opener.answer)
+        previous = opener.original
+        for turn in turns[1:]:
+            qrels[turn.id] = {turn.paragraph: 1}
+            runs["original"][turn.id] = ranked(turn.original)
+            runs["no history"][turn.id] = ranked(turn.followup)
+            runs["prev question"][turn.id] = ranked(f"{previous} {turn.followup}")
+            for name, memory in memories.items():
+                fitted = memory.fit(turn.followup, DEFAULT_SYSTEM_PROMPT)
+                budget_rows.append(
+                    (fitted.report.total_tokens, memory.options.budget_tokens, fitted.report.turns_dropped)
+                )
+                kept = [m for m in fitted.messages if m.role != "system"]
+                condensed = condense_question(turn.followup, kept, memory.options)
+                carried += condensed.method == "heuristic" and name == "condensed"
+                runs[name][turn.id] = ranked(condensed.text)
+                memory.commit(fitted, turn.followup, turn.answer)
+            previous = turn.followup
+    print(
+        f"searched in {time.perf_counter() - start:.0f}s; condensed {carried} of {len(qrels)} follow-ups",
+        flush=True,
+    )
+    rag.close()
+
+    print(f"\n{'condition':<16} {'hit@5':>22}  {'nDCG@10':>22}")
+    scores = {}
+    for name, run in runs.items():
+        hit = hit_rate_at_k(run, qrels, 5)
+        ndcg = ndcg_at_k(run, qrels, 10)
+        scores[name] = (hit, ndcg)
+        h, n = bootstrap_ci(list(hit.values())), bootstrap_ci(list(ndcg.values()))
+        print(f"{name:<16} {h.mean:.3f} [{h.low:.3f}, {h.high:.3f}]  {n.mean:.3f} [{n.low:.3f}, {n.high:.3f}]")
+    print("\npaired (B − A), 95% bootstrap CI           hit@5                      nDCG@10")
+    for a, b in (
+        ("no history", "condensed"),
+        ("prev question", "condensed"),
+        ("original", "condensed"),
+        ("condensed", f"condensed@{args.budget}"),
+    ):
+        cells = []
+        for i in (0, 1):
+            c = paired_bootstrap(scores[a][i], scores[b][i])
+            d = c.difference
+            cells.append(f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]{'*' if c.significant else ' '}")
+        print(f"{b:<14} vs {a:<14}  {cells[0]}   {cells[1]}")
+    print("(* the interval excludes 0)")
+
+    for budget in sorted({b for _, b, _ in budget_rows}):
+        rows = [(t, d) for t, b, d in budget_rows if b == budget]
+        over = sum(t > budget for t, _ in rows)
+        trimmed = sum(d > 0 for _, d in rows)
+        print(
+            f"\nbudget {budget} tokens: {len(rows)} turns fitted, max prompt {max(t for t, _ in rows)} tokens "
+            f"(system + history + question, cl100k), {over} over budget, {trimmed} turns with earlier turns "
+            f"summarised or dropped"
+        )
+
+
+if __name__ == "__main__":
+    main()

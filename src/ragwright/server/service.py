@@ -148,9 +148,8 @@ class Service:
         if not weights:
             raise ConfigError.invalid("collections", collections, "source names, e.g. 'live,g2=0.5'")
         stores = {n: u for n, u in getattr(self, "federation_stores", {}).items() if n in weights}
-        if getattr(self, "_sources", None) is None:
-            self._sources = SourcePool(self.rag)
-        return open_federation(self.rag, FederationOptions.parse(weights, stores), pool=self._sources)
+        pool = self.__dict__.setdefault("_sources", SourcePool(self.rag))  # atomic: one pool per server
+        return open_federation(self.rag, FederationOptions.parse(weights, stores), pool=pool)
 
     async def search_federated(self, caller: Caller, query: str, raw_options: Any, collections: Any) -> dict[str, Any]:
         """``"collections"``: one search over several sources as the caller, merged by weighted RRF."""

@@ -130,3 +130,21 @@ def test_open_federation_owns_what_it_opens(tmp_path: Path) -> None:
     fed.close()
     assert rag.search("refund")  # the main Rag stays open
     rag.close()
+
+
+def test_a_collection_built_with_another_model_is_searched_with_that_model(tmp_path: Path) -> None:
+    """A collection of the store bound to another embedder (e.g. the one a reindex replaced) is opened with
+    the model it records, so the query is embedded by that model there and by the main one in live."""
+    from ragwright.models.embedders import load_embedder
+
+    store = SqliteStore(tmp_path / "s.db")
+    main = Rag(store, Recording(name="test/main"))
+    main.ingest(BytesSource(ALPHA))
+    name = store.create_collection("other model")
+    with Rag(store.open_collection(name), load_embedder("wordllama")) as other:
+        other.ingest(BytesSource(BETA))
+    with main, federate(main, collections=f"live,{name}") as fed:
+        assert fed.sources[name].embedder.name.startswith("wordllama")
+        found = fed.search("refund desk returns", top_k=4)
+        assert {(r.source, r.document_id) for r in found} == {("live", "alpha.md"), (name, "beta.md")}
+        assert "refund desk returns" in main.embedder.queries  # type: ignore[attr-defined]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ from ragwright.stores.postgres.search import PostgresSearch
 from ragwright.stores.postgres.sparse import PostgresSparse
 from ragwright.stores.postgres.sql_filters import compile_security
 from ragwright.stores.postgres.tags import PostgresTagTable
+from ragwright.stores.sql_staging import Dialect, Execute, SqlStaging
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,6 +69,18 @@ _PARENT_UPSERT = (
     "metadata = EXCLUDED.metadata, tenant = EXCLUDED.tenant, acl = EXCLUDED.acl"
 )
 _PRUNE_EVERY, _KEEP_CHANGES = 500, 20000
+
+
+#: PostgreSQL's side of the shared staging statements: lease times from the server's clock, documents as jsonb.
+POSTGRES_DIALECT = Dialect(
+    placeholder="%s",
+    lease_now="now()",
+    lease_now_params=lambda: (),
+    lease_expired="leased_at < now() - make_interval(secs => ?)",
+    lease_expired_params=lambda seconds: (seconds,),
+    encode_document=lambda document: pg_json(document),
+    decode_document=lambda stored: stored,
+)
 
 
 class PostgresStore(PostgresSearch, PostgresSparse):
@@ -270,55 +282,44 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         with self._conn() as conn:
             conn.execute(_RECORD_UPSERT, record_row(record))
 
-    # -- staging: raw bytes and parsed documents by content hash -----------------------------------
-    def stage(self, content_hash: str, data: bytes) -> None:
+    # -- staging: raw bytes and parsed documents by content hash (stores/sql_staging.py) ----------------
+    @property
+    def _staging(self) -> SqlStaging:
+        return SqlStaging(
+            POSTGRES_DIALECT,
+            write=self._staging_write,
+            read=self._staging_read,
+            live_hashes=lambda: "SELECT content_hash FROM documents WHERE status <> 'deleted'",
+            lease_s=STAGING_LEASE_S,
+        )
+
+    @contextmanager
+    def _staging_write(self) -> Iterator[Execute]:
+        with self._conn() as conn, conn.transaction():
+            yield conn.execute
+
+    @contextmanager
+    def _staging_read(self) -> Iterator[Execute]:
         with self._conn() as conn:
-            conn.execute(
-                "INSERT INTO staged(content_hash, data, size) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (content_hash, zlib.compress(data, 6), len(data)),
-            )
+            yield conn.execute
+
+    def stage(self, content_hash: str, data: bytes) -> None:
+        self._staging.stage(content_hash, data)
 
     def staged(self, content_hash: str) -> bytes | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT data FROM staged WHERE content_hash = %s", (content_hash,)).fetchone()
-        return None if row is None else zlib.decompress(row[0])
+        return self._staging.staged(content_hash)
 
     def cache_parsed(self, content_hash: str, parser_version: str, document: Document) -> None:
-        with self._conn() as conn:
-            conn.execute(
-                "INSERT INTO parsed(content_hash, parser_version, document) VALUES (%s, %s, %s) "
-                "ON CONFLICT (content_hash, parser_version) DO UPDATE SET document = EXCLUDED.document",
-                (content_hash, parser_version, pg_json(document.to_dict())),
-            )
+        self._staging.cache_parsed(content_hash, parser_version, document)
 
     def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                "SELECT document FROM parsed WHERE content_hash = %s AND parser_version = %s",
-                (content_hash, parser_version),
-            ).fetchone()
-        return None if row is None else Document.from_dict(row[0])
+        return self._staging.cached_parsed(content_hash, parser_version)
 
     def lease_staging(self, run_id: str, content_hash: str) -> None:
-        with self._conn() as conn:
-            conn.execute(
-                "INSERT INTO staging_leases(run_id, content_hash) VALUES (%s, %s) "
-                "ON CONFLICT (run_id, content_hash) DO UPDATE SET leased_at = now()",
-                (run_id, content_hash),
-            )
+        self._staging.lease(run_id, content_hash)
 
     def prune_staging(self, *, release: str | None = None) -> int:
-        keep = (
-            "SELECT content_hash FROM documents WHERE status <> 'deleted' UNION SELECT content_hash FROM staging_leases"
-        )
-        with self._conn() as conn, conn.transaction():
-            conn.execute(
-                "DELETE FROM staging_leases WHERE run_id = %s OR leased_at < now() - make_interval(secs => %s)",
-                (release, STAGING_LEASE_S),
-            )
-            a = conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({keep})").rowcount
-            b = conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({keep})").rowcount
-        return int(a + b)
+        return self._staging.prune(release)
 
     # -- reads -------------------------------------------------------------------------------------
     def get_record(self, document_id: str) -> DocumentRecord | None:

@@ -23,8 +23,8 @@ import logging
 import sqlite3
 import threading
 import time
-import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from ragwright.stores.common import (
     keyword_entry,
     record_columns,
 )
+from ragwright.stores.sql_staging import Dialect, Execute, SqlStaging
 from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
     CHUNK_COLUMNS,
@@ -74,6 +75,18 @@ log = logging.getLogger(__name__)
 #: Entries of the change log (``chunk_changes``) kept: a BM25 snapshot older than this is rebuilt.
 _KEEP_CHANGES = 100_000
 _PRUNE_EVERY = 1_000
+
+
+#: SQLite's side of the shared staging statements: lease times as epoch seconds, documents as JSON text.
+SQLITE_DIALECT = Dialect(
+    placeholder="?",
+    lease_now="?",
+    lease_now_params=lambda: (time.time(),),
+    lease_expired="leased_at < ?",
+    lease_expired_params=lambda seconds: (time.time() - seconds,),
+    encode_document=lambda document: json.dumps(document, default=str),
+    decode_document=json.loads,
+)
 
 
 class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
@@ -371,55 +384,50 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             self._sync_keyword(in_sync, version, label, ids, [])
         return len(ids)
 
-    # -- staging: raw bytes and parsed documents by content hash ------------------------------------------
+    # -- staging: raw bytes and parsed documents by content hash (stores/sql_staging.py) ----------------
+    @property
+    def _staging(self) -> SqlStaging:
+        # Staging is shared by every collection of the file; so are the leases.
+        return SqlStaging(
+            SQLITE_DIALECT,
+            write=self._staging_write,
+            read=self._staging_read,
+            live_hashes=self._live_hash_sql,
+            lease_s=STAGING_LEASE_S,
+        )
+
+    @contextmanager
+    def _staging_write(self) -> Iterator[Execute]:
+        with self._transaction():
+            yield self._conn.execute
+
+    @contextmanager
+    def _staging_read(self) -> Iterator[Execute]:
+        with self._lock:
+            yield self._conn.execute
+
     def stage(self, content_hash: str, data: bytes) -> None:
         """Keep the raw bytes of a source document (compressed) so a re-run never re-reads the source."""
-        with self._transaction():
-            self._conn.execute(
-                "INSERT OR IGNORE INTO staged(content_hash, data, size) VALUES (?, ?, ?)",
-                (content_hash, zlib.compress(data, 6), len(data)),
-            )
+        self._staging.stage(content_hash, data)
 
     def staged(self, content_hash: str) -> bytes | None:
-        with self._lock:
-            row = self._conn.execute("SELECT data FROM staged WHERE content_hash = ?", (content_hash,)).fetchone()
-        return None if row is None else zlib.decompress(row[0])
+        return self._staging.staged(content_hash)
 
     def cache_parsed(self, content_hash: str, parser_version: str, document: Document) -> None:
         """Keep a parsed document, so a new chunker or embedding model re-runs without parsing (or OCR)."""
-        with self._transaction():
-            self._conn.execute(
-                "INSERT OR REPLACE INTO parsed(content_hash, parser_version, document) VALUES (?, ?, ?)",
-                (content_hash, parser_version, json.dumps(document.to_dict(), default=str)),
-            )
+        self._staging.cache_parsed(content_hash, parser_version, document)
 
     def cached_parsed(self, content_hash: str, parser_version: str) -> Document | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT document FROM parsed WHERE content_hash = ? AND parser_version = ?",
-                (content_hash, parser_version),
-            ).fetchone()
-        return None if row is None else Document.from_dict(json.loads(row[0]))
+        return self._staging.cached_parsed(content_hash, parser_version)
 
     def lease_staging(self, run_id: str, content_hash: str) -> None:
         """Protect a content hash's staged rows from pruning until the run *run_id* releases it."""
-        with self._transaction():
-            self._conn.execute(
-                "INSERT OR REPLACE INTO staging_leases(run_id, content_hash, leased_at) VALUES (?, ?, ?)",
-                (run_id, content_hash, time.time()),
-            )
+        self._staging.lease(run_id, content_hash)
 
     def prune_staging(self, *, release: str | None = None) -> int:
         """Release *release*'s leases; drop staged bytes and parsed documents that no live registry
         record refers to and no live lease protects (see :class:`~ragwright.stores.base.Staging`)."""
-        with self._transaction():
-            cutoff = time.time() - STAGING_LEASE_S
-            self._conn.execute("DELETE FROM staging_leases WHERE run_id = ? OR leased_at < ?", (release, cutoff))
-            # Staging is shared by every collection of the file; so are the leases.
-            keep = f"{self._live_hash_sql()} UNION SELECT content_hash FROM staging_leases"
-            a = self._conn.execute(f"DELETE FROM staged WHERE content_hash NOT IN ({keep})").rowcount
-            b = self._conn.execute(f"DELETE FROM parsed WHERE content_hash NOT IN ({keep})").rowcount
-        return int(a + b)
+        return self._staging.prune(release)
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         """Re-sync a document's tenant and ACL onto its chunks and record; no vector is touched."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -62,6 +62,7 @@ __all__ = [
     "Conversation",
     "PreparedChat",
     "RagMemory",
+    "RememberingEvents",
     "abudget_chat",
     "aremember_chat",
     "enable_memory",
@@ -122,6 +123,30 @@ async def aremember_chat(
         return
     text = " ".join(_CITATION.sub("", str(answer["answer"])).split())
     await to_thread(memory.remember, f"Q: {question}\nA: {text}", identity=identity, kind="turn", sources=cited)
+
+
+class RememberingEvents:
+    """A streamed chat answer's events (``(event, data)`` pairs: ``sources``, ``citations``, ``done`` …),
+    passed through unchanged; after ``done`` the turn is remembered (:func:`aremember_chat`). A failure
+    to remember is logged (``memory_remember_failed``) and never breaks the stream."""
+
+    def __init__(self, events: Any, rag: Rag, identity: Identity, question: str, *, named: bool) -> None:
+        self.events, self.rag, self.identity, self.question, self.named = events, rag, identity, question, named
+
+    async def __aiter__(self) -> AsyncIterator[tuple[str, Any]]:
+        answer: dict[str, Any] = {}
+        async for event, data in self.events:
+            if event in ("sources", "citations", "done") and isinstance(data, Mapping):
+                answer.update(data)
+            yield event, data
+            if event == "done":
+                try:
+                    await aremember_chat(self.rag, self.identity, self.question, answer, named=self.named)
+                except Exception as exc:
+                    log.warning("memory_remember_failed: %s: %s", type(exc).__name__, exc)
+
+    async def release(self) -> None:
+        await self.events.release()
 
 
 @dataclass(frozen=True, slots=True)

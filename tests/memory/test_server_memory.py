@@ -129,3 +129,18 @@ def test_anonymous_callers_get_no_persistent_memory(tmp_path: Path) -> None:
     from ragwright.model.identity import Identity
 
     assert rag.memory.items(identity=Identity()) == []
+
+
+def test_a_streamed_answer_is_remembered_too(tmp_path: Path) -> None:
+    llm = ScriptedChat(default="Customers have 30 days to request a refund [Source 1].")
+    rag = make_rag(llm, MemoryOptions(persistent=PersistentMemoryOptions()))
+    http = client(rag, tmp_path, [{"hash": hash_key(ANN_KEY), "tenant": "default", "name": "ann"}])
+    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
+    with http.stream("POST", "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {ANN_KEY}"}) as r:
+        text = "".join(r.iter_text())
+    assert "30 days" in text and text.rstrip().endswith("data: [DONE]")
+    from ragwright.model.identity import Identity
+
+    assert rag.memory is not None
+    (item,) = rag.memory.items(identity=Identity("default", user="ann"))
+    assert item.kind == "turn" and "30 days" in item.text and item.sources

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import ConfigError
-from ragwright.rag_memory import abudget_chat, aremember_chat
+from ragwright.rag_memory import RememberingEvents, abudget_chat, aremember_chat
 from ragwright.server.service import Service
 
 if TYPE_CHECKING:
@@ -274,7 +274,9 @@ def add_routes(app: "FastAPI", service: Service, get_caller: Any) -> None:
             return completion(answer, model, completion_id, created)
         stream_options = body.get("stream_options") or {}
         include_usage = bool(isinstance(stream_options, Mapping) and stream_options.get("include_usage"))
-        events = await service.ask_events(caller, question, options)
+        events: Any = await service.ask_events(caller, question, options)
+        if named:  # the streamed turn is remembered once done
+            events = RememberingEvents(events, service.rag, caller.identity, question, named=named)
         return StreamingResponse(
             stream_chunks(events, model, completion_id, created, include_usage),
             media_type="text/event-stream",

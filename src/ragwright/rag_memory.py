@@ -40,6 +40,7 @@ from ragwright.memory import (
     MemoryItem,
     MemoryOptions,
     MemoryScope,
+    PersistentMemoryOptions,
     condense_question,
     fit_history,
     open_memory,
@@ -110,17 +111,14 @@ async def aremember_chat(
     """Store a chat request's answered turn in *identity*'s persistent memory (a named caller only; when
     persistent memory and ``remember_turns`` are on; declines are not stored)."""
     memory = memory_of(rag)
-    if not named or identity.user is None or memory.options.persistent is None:
+    options = memory.options.persistent
+    if not named or identity.user is None or options is None or not options.remember_turns:
+        return
+    if answer.get("declined") or not str(answer.get("answer", "")).strip():
         return
     cited = [str(c["chunk_id"]) for c in answer.get("citations", ())] or [
         str(s["chunk_id"]) for s in answer.get("sources", ())
     ]
-    if (
-        answer.get("declined")
-        or not str(answer.get("answer", "")).strip()
-        or memory.options.persistent.remember_turns is False
-    ):
-        return
     text = " ".join(_CITATION.sub("", str(answer["answer"])).split())
     await to_thread(memory.remember, f"Q: {question}\nA: {text}", identity=identity, kind="turn", sources=cited)
 
@@ -215,7 +213,7 @@ class RagMemory:
     def _who(self, identity: Identity | None) -> Identity:
         return identity or self.rag.identity
 
-    def _persistent(self) -> Any:
+    def _persistent(self) -> PersistentMemoryOptions:
         if self.options.persistent is None:
             raise ConfigError(
                 "persistent memory is off: enable it with MemoryOptions(persistent=PersistentMemoryOptions()) "

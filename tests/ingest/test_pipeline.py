@@ -1,3 +1,5 @@
+import dataclasses
+import functools
 import threading
 import time
 from pathlib import Path
@@ -6,10 +8,12 @@ import pytest
 
 from ragwright.chunk import StructuralChunker
 from ragwright.errors import ParseError
+from ragwright.model.document import Document
 from ragwright.model.records import DocumentStatus
 from ragwright.parse import markdown
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource, JsonlSource
+from ragwright.sources.base import SourceItem
 from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
 
@@ -363,20 +367,22 @@ def test_ctrl_c_in_a_script_stops_the_run_and_leaves_nothing_running(rag: Rag) -
 
 
 class _Slow(BytesSource):
-    """Offers its second document only once the first is searchable (or after 5 s)."""
+    """Its second document takes until the first is searchable (or 5 s) to read, as a slow parse would."""
 
     def __init__(self, documents: dict[str, bytes], written: threading.Event) -> None:
         super().__init__(documents)
         self.written = written
         self.waited = -1.0
 
+    def _late(self, item: SourceItem) -> bytes | Document:
+        start = time.perf_counter()
+        self.written.wait(5.0)
+        self.waited = time.perf_counter() - start
+        return item.load()
+
     def items(self):  # type: ignore[no-untyped-def]
         for n, item in enumerate(super().items()):
-            if n == 1:
-                start = time.perf_counter()
-                self.written.wait(5.0)
-                self.waited = time.perf_counter() - start
-            yield item
+            yield dataclasses.replace(item, load=functools.partial(self._late, item)) if n == 1 else item
 
 
 def test_the_embedder_does_not_wait_for_a_full_batch_while_the_next_document_is_parsed(rag: Rag) -> None:

@@ -12,36 +12,13 @@ the content hashes live registry records refer to (the store knows its collectio
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Any
 
 from ragwright.model.document import Document
+from ragwright.stores.sql_dialect import Dialect, Execute
 
-__all__ = ["Dialect", "Execute", "SqlStaging"]
-
-#: Runs one statement with its parameters and returns the cursor.
-Execute = Callable[[str, Sequence[Any]], Any]
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What the shared statements need to know about a database."""
-
-    placeholder: str
-    #: SQL of a lease's time when it is taken, and its parameters.
-    lease_now: str
-    lease_now_params: Callable[[], tuple[Any, ...]]
-    #: SQL predicate of a lease older than the given number of seconds, and its parameters.
-    lease_expired: str
-    lease_expired_params: Callable[[float], tuple[Any, ...]]
-    encode_document: Callable[[dict[str, Any]], Any]
-    decode_document: Callable[[Any], dict[str, Any]]
-
-    def sql(self, statement: str) -> str:
-        """*statement* (written with ``?``) in this dialect's placeholders."""
-        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+__all__ = ["SqlStaging"]
 
 
 class SqlStaging:

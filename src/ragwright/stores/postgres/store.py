@@ -43,7 +43,9 @@ from ragwright.stores.postgres.search import PostgresSearch
 from ragwright.stores.postgres.sparse import PostgresSparse
 from ragwright.stores.postgres.sql_filters import compile_security
 from ragwright.stores.postgres.tags import PostgresTagTable
-from ragwright.stores.sql_staging import Dialect, Execute, SqlStaging
+from ragwright.stores.sql_dialect import Dialect, Execute
+from ragwright.stores.sql_integrity import integrity_problems
+from ragwright.stores.sql_staging import SqlStaging
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,6 +82,8 @@ POSTGRES_DIALECT = Dialect(
     lease_expired_params=lambda seconds: (seconds,),
     encode_document=lambda document: pg_json(document),
     decode_document=lambda stored: stored,
+    wrong_vector_size="vector_dims(vector) != ?",
+    wrong_vector_size_param=lambda dimension: dimension,
 )
 
 
@@ -384,32 +388,17 @@ class PostgresStore(PostgresSearch, PostgresSparse):
 
     def check_integrity(self) -> list[str]:
         """Orphan chunks, indexed documents with the wrong chunk count, vectors of the wrong size,
-        a keyword index out of step with the chunks."""
-        problems: list[str] = []
+        a keyword index out of step with the chunks (sql_integrity.py)."""
         with self._conn() as conn:
-            for (doc,) in conn.execute(
-                "SELECT DISTINCT c.document_id FROM chunks c LEFT JOIN documents d ON d.document_id = c.document_id "
-                "WHERE d.document_id IS NULL OR d.status = 'deleted' ORDER BY 1"
-            ):
-                problems.append(f"orphan chunks of {doc!r} (no live registry record)")
-            for doc, expected, actual in conn.execute(
-                "SELECT d.document_id, d.chunk_count, COUNT(c.chunk_id) FROM documents d "
-                "LEFT JOIN chunks c ON c.document_id = d.document_id WHERE d.status = 'indexed' "
-                "GROUP BY d.document_id HAVING COUNT(c.chunk_id) != d.chunk_count ORDER BY 1"
-            ):
-                problems.append(f"{doc!r} is indexed with {expected} chunks but {actual} are stored")
             bound = self._bound(conn)
-            if bound is not None:
-                row = conn.execute(
-                    "SELECT COUNT(*) FROM chunks WHERE vector_dims(vector) != %s", (bound[1],)
-                ).fetchone()
-                if row and row[0]:
-                    problems.append(f"{row[0]} chunks have vectors of the wrong size")
-            index, _ = self._keyword.sync(conn, self._store_id)
-            ids = {r[0] for r in conn.execute("SELECT chunk_id FROM chunks")}
-        if len(index) != len(ids) or any(cid not in index for cid in ids):
-            problems.append("the keyword index is out of step with the stored chunks")
-        return problems
+            return integrity_problems(
+                conn.execute,
+                POSTGRES_DIALECT,
+                chunks="chunks",
+                documents="documents",
+                dimension=None if bound is None else bound[1],
+                keyword_index=lambda: self._keyword.sync(conn, self._store_id)[0],
+            )
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def wipe(self) -> None:

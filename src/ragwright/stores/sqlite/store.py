@@ -43,7 +43,9 @@ from ragwright.stores.common import (
     keyword_entry,
     record_columns,
 )
-from ragwright.stores.sql_staging import Dialect, Execute, SqlStaging
+from ragwright.stores.sql_dialect import Dialect, Execute
+from ragwright.stores.sql_integrity import integrity_problems
+from ragwright.stores.sql_staging import SqlStaging
 from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
     CHUNK_COLUMNS,
@@ -86,6 +88,8 @@ SQLITE_DIALECT = Dialect(
     lease_expired_params=lambda seconds: (time.time() - seconds,),
     encode_document=lambda document: json.dumps(document, default=str),
     decode_document=json.loads,
+    wrong_vector_size="length(vector) != ?",
+    wrong_vector_size_param=lambda dimension: dimension * 4,  # float32 bytes
 )
 
 
@@ -455,34 +459,18 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
 
     def check_integrity(self) -> list[str]:
         """Problems found (empty when consistent): orphan chunks, indexed documents whose chunk count is
-        wrong, vectors of the wrong size, a keyword index out of step with the chunks."""
-        problems: list[str] = []
+        wrong, vectors of the wrong size, a keyword index out of step with the chunks (sql_integrity.py)."""
         with self._read_snapshot():  # one committed state: a concurrent writer never shows as a problem
             self._version()
-            for (doc,) in self._conn.execute(
-                f"SELECT DISTINCT c.document_id FROM {self._t.chunks} c "
-                f"LEFT JOIN {self._t.documents} d ON d.document_id = c.document_id "
-                "WHERE d.document_id IS NULL OR d.status = 'deleted'"
-            ):
-                problems.append(f"orphan chunks of {doc!r} (no live registry record)")
-            for doc, expected, actual in self._conn.execute(
-                f"SELECT d.document_id, d.chunk_count, COUNT(c.rowid) FROM {self._t.documents} d "
-                f"LEFT JOIN {self._t.chunks} c ON c.document_id = d.document_id WHERE d.status = 'indexed' "
-                "GROUP BY d.document_id HAVING COUNT(c.rowid) != d.chunk_count"
-            ):
-                problems.append(f"{doc!r} is indexed with {expected} chunks but {actual} are stored")
             bound = self.embedding_model
-            if bound is not None:
-                (bad,) = self._conn.execute(
-                    f"SELECT COUNT(*) FROM {self._t.chunks} WHERE length(vector) != ?", (bound[1] * 4,)
-                ).fetchone()
-                if bad:
-                    problems.append(f"{bad} chunks have vectors of the wrong size")
-            ids = {r[0] for r in self._conn.execute(f"SELECT chunk_id FROM {self._t.chunks}")}
-            index = self._keyword_index()
-            if len(index) != len(ids) or any(cid not in index for cid in ids):
-                problems.append("the keyword index is out of step with the stored chunks")
-        return problems
+            return integrity_problems(
+                self._conn.execute,
+                SQLITE_DIALECT,
+                chunks=self._t.chunks,
+                documents=self._t.documents,
+                dimension=None if bound is None else bound[1],
+                keyword_index=self._keyword_index,
+            )
 
     def _version(self) -> tuple[int, int]:
         """Changes when this file changed (any process); re-reads the alias then (call under the lock)."""

@@ -45,6 +45,23 @@ LAYERS: dict[str, int] = {
 CLI = 7
 
 
+def _reexported() -> dict[str, str]:
+    """``ragwright.options`` re-exports every option class lazily: name -> the module that defines it."""
+    from ragwright import options
+
+    out = dict(options._STAGE_OPTIONS)
+    out.update(dict.fromkeys(options._RETRIEVAL_OPTIONS, "ragwright.retrieve.options"))
+    out.update(dict.fromkeys(options._TRANSFORM_OPTIONS, "ragwright.retrieve.transforms.options"))
+    out.update(dict.fromkeys(options._STRATEGY_OPTIONS, "ragwright.retrieve.strategies.options"))
+    out["CacheOptions"] = "ragwright.cache.options"
+    return out
+
+
+#: An import through the re-export is an edge to the defining module (``ingest`` importing
+#: ``RetrievalOptions`` from ``ragwright.options`` imports ``retrieve``).
+REEXPORTED = _reexported()
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -85,6 +102,8 @@ def _load_time_imports(tree: ast.Module, module: str, is_package: bool) -> set[s
                 if target.split(".")[0] == "ragwright":
                     found.add(target)
                     found.update(f"{target}.{a.name}" for a in node.names)  # a submodule imported by name
+                    if target == "ragwright.options":  # the lazy re-export: the module it really loads
+                        found.update(REEXPORTED[a.name] for a in node.names if a.name in REEXPORTED)
 
     visit(tree.body)
     return found

@@ -26,15 +26,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ragwright.errors import ConfigError, StoreError
 from ragwright.ingest.pipeline import IngestPipeline
 from ragwright.ingest.rebuild import Snapshot, changed_ids, rebuild, snapshot
 from ragwright.ingest.report import IngestReport
 from ragwright.model.identity import Identity
-from ragwright.options import RetrievalOptions
 from ragwright.stores.base import Collections, CollectionStore, Store
+
+if TYPE_CHECKING:
+    from ragwright.retrieve.options import RetrievalOptions  # annotations only: ingest sits below retrieve
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragwright.errors import GenerationError
+from ragwright.errors import ConfigError, GenerationError
 from ragwright.generate import llm_answer
 from ragwright.generate.answerability import LogisticModel
 from ragwright.generate.llm_answer import LlmAnswerer
@@ -105,3 +105,17 @@ def test_a_failed_pair_reading_leaves_the_decision_to_the_lexical_gate(monkeypat
     chat = YesNoChat(GenerationError("boom"), default="In 1911 [Source 1].")
     response = answer_with(chat, monkeypatch, STACKED)
     assert not response.declined and len(chat.calls) == 1 and len(chat.scored) == 1
+
+
+def test_the_pair_gate_is_an_ask_option_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragwright.config.overrides import SWITCHES
+
+    monkeypatch.setattr(llm_answer, "pair_model", lambda name: STACKED)
+    chat = YesNoChat(0.01, default="In 1911 [Source 1].")
+    answerer = LlmAnswerer(chat, embedder=default_embedder())  # the answerer's own switch stays off
+    response = answerer.answer(QUESTION, SOURCES, RagOptions(pair_gate=True))
+    assert response.declined and response.decline_reason == "answerability_pair" and len(chat.scored) == 1
+    assert not answerer.answer(QUESTION, SOURCES, RagOptions()).declined  # off unless asked for
+    with pytest.raises(ConfigError, match="pair_gate"):
+        RagOptions(pair_gate="yes")  # type: ignore[arg-type]
+    assert any(s.name == "pair_gate" for s in SWITCHES)  # ragwright ask --pair-gate, [answers] pair_gate

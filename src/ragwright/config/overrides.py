@@ -348,6 +348,14 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         ("ask", "config", "mcp"),
     ),
     Switch(
+        ("--pair-gate/--no-pair-gate",),
+        "pair_gate",
+        "Let the chat model's yes/no reading of the best evidence join the answer/decline decision "
+        "(LLM answers; about one short forward pass a question).",
+        _set("answers", "pair_gate"),
+        ("ask", "config"),
+    ),
+    Switch(
         ("--corrective/--no-corrective",),
         "corrective",
         "Corrective answers: grade the evidence, rewrite and retry (capped), then decline.",

@@ -142,7 +142,8 @@ class LlmAnswerer:
             answerable, reason = verdict.answerable, verdict.decline_reason
             probability = verdict.probability
             ledger.add_time("answerability_s", time.perf_counter() - start)
-            if ev.best is not None and self.pair_gate and options.answerability_threshold is None:
+            pair = self.pair_gate or options.pair_gate
+            if ev.best is not None and pair and options.answerability_threshold is None:
                 start = time.perf_counter()
                 stacked = self._pair_verdict(ev, verdict)
                 ledger.add_time("answerability_pair_s", time.perf_counter() - start)

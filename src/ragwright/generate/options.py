@@ -65,6 +65,9 @@ class RagOptions(OptionsBase):
     decline before quoting or generating, ``decline_reason`` naming the signal; ``"off"`` leaves the
     decision to ``extractive_min_similarity`` (extractive) or to the chat model. ``max_answer_sentences``
     caps what the extractive answer quotes (it quotes one unit, two only when the first is not enough).
+    ``pair_gate`` (off by default) adds the chat model's own reading to that decision: its yes/no on
+    "does this passage state the answer?" over the best evidence, stacked with the model's probability
+    (LLM answers only, and only for chat models with shipped stacking weights; one short forward pass).
     """
 
     top_k: int = 5
@@ -90,6 +93,7 @@ class RagOptions(OptionsBase):
     max_answer_sentences: int = 3
     answerability: Literal["model", "off"] = "model"
     answerability_threshold: float | None = None
+    pair_gate: bool = False
 
     def __post_init__(self) -> None:
         # Validates the shared retrieval fields with the same rules and messages.
@@ -112,6 +116,7 @@ class RagOptions(OptionsBase):
         check_int("max_answer_sentences", self.max_answer_sentences, minimum=1)
         check_choice("answerability", self.answerability, ("model", "off"))
         check_float("answerability_threshold", self.answerability_threshold, lo=0.0, hi=1.0, optional=True)
+        check_bool("pair_gate", self.pair_gate)
 
     def merged(self, **overrides: Unpack[RagOverrides]) -> RagOptions:  # type: ignore[override]
         """A copy with *overrides* (typed) applied and validated again; unknown keys are refused."""
@@ -165,6 +170,7 @@ class RagOverrides(TypedDict, total=False):
     max_answer_sentences: int
     answerability: Literal["model", "off"]
     answerability_threshold: float | None
+    pair_gate: bool
 
 
 def _retrieval() -> Any:

@@ -46,6 +46,8 @@ The file (every table optional; each maps onto an option class, unknown keys ref
     mode = "auto"                      # auto (rules) | llm (classifier) | off; routes = [...] allowed
     [hierarchy]                        # HierarchyOptions: document summaries, tree (search --hierarchical)
     combine = "rrf"
+    [graph]                            # GraphOptions: the entity graph kept at ingestion (ask --graph local|global)
+    extractor = "rules"                # rules | spacy | llm; hops, top_k, weight, merge_similarity, levels …
     [ingest]                           # IngestOptions ([ingest.parse]: ParseOptions)
     [federation]                       # FederationOptions: search several sources, weighted RRF
     collections = "live,g2=0.5"        # NAME[=WEIGHT]: the store's collections (live: its live one)
@@ -80,6 +82,7 @@ from ragwright.cache.options import CacheOptions
 from ragwright.config.sections import build, nested, to_plain
 from ragwright.errors import ConfigError
 from ragwright.federation.options import FederationOptions
+from ragwright.graph.options import GraphOptions
 from ragwright.memory.options import MemoryOptions
 from ragwright.model.identity import Identity
 from ragwright.options import (
@@ -112,6 +115,7 @@ TABLES: Final = (
     "parents",
     "chunking",
     "hierarchy",
+    "graph",
     "ingest",
     "federation",
     "identity",
@@ -182,6 +186,7 @@ class Settings:
     cache: CacheSettings = field(default_factory=CacheSettings)
     parents: ParentOptions | None = None
     hierarchy: HierarchyOptions | None = None  # [hierarchy]: summaries at ingestion, --hierarchical search
+    graph: GraphOptions | None = None  # [graph]: the entity graph kept at ingestion, ask --graph local|global
     chunking: ChunkingOptions = field(default_factory=ChunkingOptions)
     route: RouterOptions | None = None  # [route] / --route: ask routes each question (ragwright.rag_route)
     ingest: IngestOptions = field(default_factory=IngestOptions)
@@ -238,6 +243,7 @@ class Settings:
             cache=CacheSettings.from_table(data.get("cache", False)),
             parents=nested(ParentOptions, data.get("parents", False), "parents"),
             hierarchy=_hierarchy(data.get("hierarchy", False)),
+            graph=nested(GraphOptions, data.get("graph", False), "graph"),
             chunking=build(ChunkingOptions, _table(data, "chunking"), "chunking"),
             route=nested(RouterOptions, data.get("route", False), "route"),
             ingest=build(IngestOptions, _table(data, "ingest"), "ingest"),
@@ -263,6 +269,7 @@ class Settings:
         out["cache"].update(to_plain(self.cache.options))
         out["parents"] = to_plain(self.parents) if self.parents is not None else False
         out["hierarchy"] = to_plain(self.hierarchy) if self.hierarchy is not None else False
+        out["graph"] = to_plain(self.graph) if self.graph is not None else False
         out["chunking"] = to_plain(self.chunking)
         out["route"] = to_plain(self.route) if self.route is not None else False
         out["ingest"] = to_plain(self.ingest)

@@ -114,6 +114,7 @@ def build_rag(
         cache_options=settings.cache.options,
         transforms=settings.transforms,
         hierarchy=settings.hierarchy,
+        graph=settings.graph,
     )
     from ragwright.rag_memory import enable_memory
 

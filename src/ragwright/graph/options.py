@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from ragwright._validate import OptionsBase
 from ragwright.errors import ConfigError
 
 EXTRACTORS: Final = ("rules", "spacy", "llm")
@@ -12,7 +13,7 @@ MODES: Final = ("local", "global")
 
 
 @dataclass(frozen=True, slots=True)
-class GraphOptions:
+class GraphOptions(OptionsBase):
     """*extractor*: ``rules`` (default: capitalisation/pattern rules, no model), ``spacy`` (statistical
     NER, extra ``[graph-ner]``) or ``llm`` (the Rag's chat model with a JSON grammar).
     *hops*: how far local search walks from the question's entities. *top_k*: graph candidates fused

@@ -235,6 +235,11 @@ def build_app(
         hierarchical: bool = Field(
             default=False, description="Documents by summary first, then chunks inside the best ones."
         )
+        graph: str | None = Field(
+            default=None,
+            pattern="^local$",
+            description="local: graph local search (the question's entities, hops, evidence) fused with hybrid.",
+        )
 
     class AskRequest(_Body):
         question: str = Field(min_length=1, max_length=limits.max_query_chars, description="The question.")
@@ -244,6 +249,12 @@ def build_app(
         options: dict[str, Any] | None = Field(default=None, description="RagOptions fields.")
         hierarchical: bool = Field(
             default=False, description="Answer from the two-stage hierarchical search (one JSON answer)."
+        )
+        graph: str | None = Field(
+            default=None,
+            pattern="^(local|global)$",
+            description="Answer from the entity graph: local (entities, hops, evidence) or global (themes across "
+            "the communities you may fully see); one JSON answer.",
         )
         route: str | None = Field(
             default=None,
@@ -277,6 +288,8 @@ def build_app(
             return await service.search_federated(caller, body.query, body.options, body.collections)
         if body.hierarchical:
             return await service.search_hierarchical(caller, body.query, body.options)
+        if body.graph is not None:
+            return await service.search_graph(caller, body.query, body.options)
         return await service.search(caller, body.query, body.options)
 
     @app.post(
@@ -287,12 +300,14 @@ def build_app(
     async def ask(body: AskRequest, request: Request, caller: Annotated[Caller, Depends(get_caller)]) -> Any:
         """An answer with ``[Source N]`` citations. With ``Accept: text/event-stream``: events ``token``
         (a text delta, JSON string), then ``sources``, ``citations`` and ``done``; ``error`` on failure."""
-        if body.collections is not None:  # federated evidence: one JSON answer, never a stream
-            return await service.ask_federated(caller, body.question, body.options, body.collections)
         if body.route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
             return await service.ask_routed(caller, body.question, body.options, str(body.route))
+        if body.collections is not None:  # federated evidence: one JSON answer, never a stream
+            return await service.ask_federated(caller, body.question, body.options, body.collections)
         if body.hierarchical:  # the answer is known at its end: one JSON answer, never a stream
             return await service.ask_hierarchical(caller, body.question, body.options)
+        if body.graph is not None:  # GraphRAG (ragwright.rag_graph): one JSON answer
+            return await service.ask_graph(caller, body.question, body.options, body.graph)
         if "text/event-stream" not in request.headers.get("accept", ""):
             return await service.ask(caller, body.question, body.options, agent=body.agent)
         events = await service.ask_events(caller, body.question, body.options, agent=body.agent)

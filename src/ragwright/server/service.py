@@ -136,6 +136,37 @@ class Service:
         self.ledger(caller)["answers"] += 1
         return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
 
+    async def search_graph(self, caller: Caller, query: str, raw_options: Any) -> dict[str, Any]:
+        """``"graph": "local"``: graph local search fused with hybrid (:mod:`ragwright.rag_graph`), as the
+        caller: entities and relations only from chunks the caller may see."""
+        from ragwright.rag_graph import enable_graph
+
+        options = self.retrieval_options(raw_options)
+        graph = enable_graph(self.rag)
+        found = await self.limiter.run(
+            lambda: graph.asearch(query, identity=caller.identity, top_k=options.top_k), owner=caller.identity.tenant
+        )
+        self.ledger(caller)["searches"] += 1
+        return {
+            "results": [r.to_dict() for r in found.results],
+            "entities": [{"name": e.name, "type": e.type, "hop": e.hop} for e in found.entities],
+            "relations": [{"source": r.source, "type": r.type, "target": r.target} for r in found.relations],
+            "documents": await to_thread(self.titles, found.results),
+        }
+
+    async def ask_graph(self, caller: Caller, question: str, raw_options: Any, mode: str) -> dict[str, Any]:
+        """``"graph": "local" | "global"``: the answer from graph search (global: community themes)."""
+        from ragwright.rag_graph import enable_graph
+
+        options = self.rag_options(raw_options)
+        graph = enable_graph(self.rag)
+        response = await self.limiter.run(
+            lambda: graph.aask(question, mode=mode, identity=caller.identity, top_k=options.top_k),
+            owner=caller.identity.tenant,
+        )
+        self.ledger(caller)["answers"] += 1
+        return {**response.to_dict(), "documents": await to_thread(self.titles, response.sources)}
+
     def federation(self, collections: Any) -> Any:
         """The federated view a request's ``collections`` names (``"live,g2=0.5"`` or a list of such): the
         served store's collections (``live``: its live one) and the stores the server was configured with

@@ -154,18 +154,22 @@ def main() -> None:
 
     for combine in ("rrf", "two_stage", "doc_prior"):
         for docs in (3, 8):
-            opts = dataclasses.replace(default, combine=combine, documents=docs, chunk_evidence=True)
+            opts = dataclasses.replace(default, combine=combine, documents=docs, chunk_evidence=True, flat_weight=1.0)
             variants[f"two-stage {combine} docs={docs}"] = with_options(opts, "two_stage")
-    no_evidence = dataclasses.replace(default, combine="rrf", documents=8, chunk_evidence=False)
+    no_evidence = dataclasses.replace(default, combine="rrf", documents=8, chunk_evidence=False, flat_weight=1.0)
     variants["two-stage rrf docs=8 summaries only"] = with_options(no_evidence, "two_stage")
     heavy_flat = dataclasses.replace(default, combine="rrf", documents=8, chunk_evidence=True, flat_weight=2.0)
     variants["two-stage rrf docs=8 flat x2"] = with_options(heavy_flat, "two_stage")
-    for weight in (0.5, 0.2):
-        variants[f"tree w={weight}"] = with_options(dataclasses.replace(default, tree_weight=weight), "tree")
+    for flat_w, tree_w in ((1.0, 0.5), (1.0, 0.2), (2.0, 0.2)):
+        tree_opts = dataclasses.replace(default, flat_weight=flat_w, tree_weight=tree_w)
+        variants[f"tree: tree w={tree_w}, flat w={flat_w}"] = with_options(tree_opts, "tree")
 
     def score(split: str, names: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
         runs: dict[str, dict[str, list[str]]] = {n: {} for n in names}
         seconds = {n: 0.0 for n in names}
+        doc1: dict[str, dict[str, float]] = {
+            n: {} for n in [*names, "stage 1: summaries", "stage 1: summaries + chunks"]
+        }
         qrels = {q.id: {f"{q.article}#{squad_data_index(q)}": 1} for q in splits[split]}
         for i, q in enumerate(splits[split]):
             t = time.perf_counter()
@@ -177,6 +181,14 @@ def main() -> None:
                 if n != "flat":
                     seconds[n] += time.perf_counter() - t
                 runs[n][q.id] = ranked_paragraphs(results, pmap)
+                doc1[n][q.id] = float(bool(results) and Path(results[0].document_id).stem == q.article)
+            for label, evidence in (("stage 1: summaries", False), ("stage 1: summaries + chunks", True)):
+                search.index.options = dataclasses.replace(default, chunk_evidence=evidence)
+                try:
+                    top = search.documents(q.question, who, 1, flat=flat)
+                finally:
+                    search.index.options = default
+                doc1[label][q.id] = float(bool(top) and Path(top[0].document_id).stem == q.article)
             if (i + 1) % 50 == 0:
                 print(f"  {split}: {i + 1}/{len(splits[split])}", flush=True)
         out = {}
@@ -187,6 +199,9 @@ def main() -> None:
                 "recall@3": recall_at_k(runs[n], qrels, 3),
             }
             out[n]["_ms"] = {"": 1000 * seconds[n] / max(1, len(splits[split]))}
+            out[n]["doc@1"] = doc1[n]
+        for label in ("stage 1: summaries", "stage 1: summaries + chunks"):
+            out[label] = {"doc@1": doc1[label]}
         return out
 
     para_index = {(a.title, norm(p)): i for a in corpus for i, p in enumerate(a.paragraphs)}
@@ -197,14 +212,16 @@ def main() -> None:
     def table(split: str, scores: dict[str, dict[str, dict[str, float]]]) -> None:
         print(f"\n{split} ({len(splits[split])} questions): paragraph-level, vs flat (paired bootstrap 95% CI)")
         print(
-            f"{'configuration':34} {'nDCG@10':>8} {'R@10':>6} {'R@3':>6} {'ms/q':>6}  "
+            f"{'configuration':34} {'nDCG@10':>8} {'R@10':>6} {'R@3':>6} {'Doc@1':>6} {'ms/q':>6}  "
             f"{'ΔnDCG@10 [95% CI]':>28}  {'ΔR@10 [95% CI]':>28}"
         )
         base = scores["flat"]
         for n, s in scores.items():
+            if "ndcg@10" not in s:
+                continue
             line = (
                 f"{n:34} {mean(s['ndcg@10']):8.4f} {mean(s['recall@10']):6.3f} {mean(s['recall@3']):6.3f} "
-                f"{s['_ms']['']:6.0f}"
+                f"{mean(s['doc@1']):6.3f} {s['_ms']['']:6.0f}"
             )
             if n != "flat":
                 for metric in ("ndcg@10", "recall@10"):
@@ -213,6 +230,14 @@ def main() -> None:
                     mark = "*" if c.significant else " "
                     line += f"  {d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]{mark} ({c.wins}/{c.losses})"
             print(line, flush=True)
+        for label in ("stage 1: summaries", "stage 1: summaries + chunks"):
+            c = paired_bootstrap(base["doc@1"], scores[label]["doc@1"])
+            d = c.difference
+            print(
+                f"document found first (Doc@1): {label} {mean(scores[label]['doc@1']):.3f} vs flat "
+                f"{mean(base['doc@1']):.3f}: {d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]{'*' if c.significant else ''}",
+                flush=True,
+            )
 
     train = score("train", list(variants))
     table("train", train)
@@ -220,8 +245,9 @@ def main() -> None:
     best = max(two_stage, key=lambda n: mean(train[n]["ndcg@10"]))
     tree = max((n for n in variants if n.startswith("tree")), key=lambda n: mean(train[n]["ndcg@10"]))
     variants["shipped default (two-stage)"] = with_options(default, "two_stage")
+    variants["shipped default (tree)"] = with_options(default, "tree")
     print(f"\nchosen on train: {best}; {tree}; shipped default: {default}", flush=True)
-    names = ["flat", best, "shipped default (two-stage)", tree]
+    names = ["flat", best, "shipped default (two-stage)", tree, "shipped default (tree)"]
     held = score("heldout", names)
     table("heldout", held)
     ci = bootstrap_ci(list(held["flat"]["ndcg@10"].values()))

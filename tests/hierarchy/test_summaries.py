@@ -100,3 +100,24 @@ def test_hypothetical_questions_parse_lines() -> None:
     assert hypothetical_questions(chat, "text", 3) == ["How far do whales migrate?", "Why do whales sing?"]
     failing = ScriptedChat([GenerationError("down")])
     assert hypothetical_questions(failing, "text", 3) == []
+
+
+def test_a_failing_summary_never_fails_ingestion_and_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ragwright.hierarchy.index import HierarchyIndex
+
+    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64), hierarchy=HierarchyOptions())
+    original = HierarchyIndex.write
+
+    def broken(self: HierarchyIndex, record: object, chunks: object) -> None:
+        raise RuntimeError("embedder down")
+
+    monkeypatch.setattr(HierarchyIndex, "write", broken)
+    report = rag.ingest(BytesSource({"whales.md": WHALES}))
+    assert report.added == 1 and not report.failed
+    assert rag.hierarchy is not None and rag.hierarchy.index.tables.documents() == {}
+    assert "hierarchy_summary_failed" in caplog.text
+    monkeypatch.setattr(HierarchyIndex, "write", original)
+    assert rag.hierarchy.sync()["summarised"] == 1
+    assert set(rag.hierarchy.index.tables.documents()) == {"whales.md"}

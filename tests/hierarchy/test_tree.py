@@ -1,5 +1,7 @@
 """The summary tree: levels, nodes resolving to the chunks beneath, scopes, incremental rebuilds."""
 
+import pytest
+
 from ragwright.hierarchy.tree import kmeans, node_cited
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
@@ -87,3 +89,18 @@ def test_kmeans_is_deterministic_and_fills_every_cluster() -> None:
     a, b = kmeans(m, 5), kmeans(m, 5)
     assert (a == b).all() and set(a.tolist()) == set(range(5))
     assert kmeans(m[:3], 5).tolist() == [0, 1, 2]
+
+
+def test_a_failing_tree_build_degrades_to_the_flat_result(
+    rag: Rag, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ragwright.hierarchy.tree import TreeBuilder
+
+    def broken(self: TreeBuilder) -> list[str]:
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(TreeBuilder, "refresh", broken)
+    assert rag.hierarchy is not None
+    found = rag.hierarchy.search("whales migrate", identity=ACME, mode="tree")
+    assert found.results and found.results[0].document_id == "whales.md"
+    assert "hierarchy_tree_failed" in caplog.text

@@ -8,7 +8,9 @@
 * :meth:`HierarchyIndex.sync` reconciles with the registry: a removed (or failed) document loses its
   rows, one whose tenant/ACL changed has them updated, an indexed document without a summary (ingested
   before hierarchy was switched on) is summarised from its stored chunks. The Rag calls it after every
-  ingestion; :meth:`documents_changed` after a removal or an ACL change.
+  ingestion; :meth:`documents_changed` after a removal or an ACL change. A document whose summary
+  fails (the embedder or the chat model down) is logged (``hierarchy_summary_failed``) and left for
+  the next sync: ingestion never fails for it.
 * :meth:`HierarchyIndex.refresh_trees` rebuilds the stale scopes' trees (:mod:`~ragwright.hierarchy.tree`);
   searches call it first, so a tree is never older than the last write it has seen.
 """
@@ -167,8 +169,14 @@ class HierarchyIndex:
                 done["access"] += 1
         for doc, record in records.items():  # indexed without a summary: summarise now
             chunks = self.store.document_chunks(doc)
-            if chunks:
+            if not chunks:
+                continue
+            try:
                 self.write(record, chunks)
+            except Exception as exc:  # an optional stage never fails ingestion: tried again next sync
+                log.warning("hierarchy_summary_failed: %s: %s", doc, exc)
+                done["failed"] = done.get("failed", 0) + 1
+            else:
                 done["summarised"] += 1
         return done
 

@@ -20,6 +20,7 @@ cites is visible now (a document deleted or hidden since the row was written cou
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from ragwright.retrieve.fusion import rrf
 if TYPE_CHECKING:
     from ragwright.stores.base import Store
 
+log = logging.getLogger(__name__)
 F32 = npt.NDArray[np.float32]
 STAGE1_CANDIDATES = 100  # per stage-1 arm, before RRF
 NODE_CANDIDATES = 20  # tree nodes fused per query
@@ -347,7 +349,10 @@ class HierarchySearch:
     # -- tree -------------------------------------------------------------------------------------------
     def nodes(self, query: str, identity: Identity, k: int, *, query_vector: F32 | None = None) -> list[NodeHit]:
         """Tree nodes of every level *identity* may see, best first (collapsed-tree search)."""
-        self.index.refresh_trees()
+        try:
+            self.index.refresh_trees()
+        except Exception as exc:  # the tree is optional: search the nodes there are (each re-checked below)
+            log.warning("hierarchy_tree_failed: %s; searching the tree as it was", exc)
         rows, matrix = self.node_matrix()
         if not rows:
             return []

@@ -212,6 +212,10 @@ class Rag(RagAdmin):
         self.ingestion, self.chunker, self.embedder, self.store = ingestion, chunker, embedder, store
         self.retriever = retriever  # a query started before this runs on the old pair
         self._wire()
+        if self.graph is not None:  # the entity graph follows the new store (rag_graph.follow_store)
+            from ragwright.rag_graph import follow_store
+
+            follow_store(self)
 
     @classmethod
     def open(

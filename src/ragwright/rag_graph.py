@@ -38,6 +38,21 @@ def enable_graph(rag: Rag, options: GraphOptions | None = None) -> RagGraph:
     return rag.graph
 
 
+def follow_store(rag: Rag) -> None:
+    """After a blue/green reindex swapped *rag*'s store and pipeline: the graph moves to the new store
+    (its annotator and hook onto the new pipeline) and every document is extracted again against the new
+    store's chunks (a new chunker gives new chunk ids; the rows would point at chunks no longer served)."""
+    old = rag.graph
+    if old is None:
+        return
+    annotators, hooks = rag.ingestion.annotators, rag.ingestion.hooks
+    annotators[:] = [a for a in annotators if a != old.index.annotate]
+    hooks[:] = [h for h in hooks if h != old.index.on_written]
+    rag.graph = RagGraph(rag, old.options)
+    rag.graph.index.tables.forget_extractions()
+    rag.graph.index.sync()
+
+
 def store_has_graph(store: object) -> bool:
     """Whether *store*'s file already holds an entity graph (so every ingestion keeps it in step)."""
     import sqlite3

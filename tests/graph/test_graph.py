@@ -150,3 +150,25 @@ def test_the_callers_own_entities_are_kept(tmp_path: Path) -> None:
     names = hit.chunk.metadata["entities"]
     assert isinstance(names, list) and names[0] == "Trigiani Films" and "Adriana Trigiani" in names
     assert rag.search("film", identity=ACME, metadata_filter={"entities": "Trigiani Films"})
+
+
+def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(tmp_path: Path) -> None:
+    from ragwright.options import ChunkingOptions
+
+    rag = make(tmp_path / "s.db", merge_similarity=None)
+    more = b" It was filmed in Virginia over one summer. The cast toured small towns. Critics were divided."
+    rag.ingest(BytesSource({"film.md": FILM + more, "author.md": AUTHOR + more}), tenant="acme")
+    before = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}
+    report = rag.reindex(chunking=ChunkingOptions(max_tokens=24, min_tokens=4))
+    assert report.switched, report.reason
+    after = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}
+    assert after and after != before  # new chunk ids
+    graph = rag.graph
+    assert graph is not None and graph.index.store is rag.store
+    rows = {r[0] for r in graph.index.tables._rows("SELECT chunk_id FROM graph_mentions")}
+    assert rows and rows <= after  # every mention points at a chunk the new store serves
+    found = graph.search("Where does the director of Big Stone Gap live?", identity=ACME)
+    assert {"film.md", "author.md"} <= {r.document_id for r in found.results}
+    assert graph.show("Adriana Trigiani", identity=ACME)[0] is not None
+    rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])  # the new pipeline extracts
+    assert graph.show("Zorblax Holdings", identity=BOARD)[0] is not None

@@ -172,6 +172,12 @@ class SqliteGraphTables:
         rows = self._rows("SELECT document_id, tenant, acl, extractor FROM graph_documents")
         return {str(d): (str(t), tuple(json.loads(a)), str(e)) for d, t, a, e in rows}
 
+    def forget_extractions(self) -> None:
+        """Mark every document's rows as out of date: the next sync extracts each one again (after a
+        reindex changed the chunks the rows point at)."""
+        with self._write() as c:
+            c.execute("UPDATE graph_documents SET updated_at = 0")
+
     def extracted_at(self) -> dict[str, float]:
         """``document_id -> when its graph rows were written`` (seconds since the epoch)."""
         return {str(d): float(at) for d, at in self._rows("SELECT document_id, updated_at FROM graph_documents")}

@@ -365,6 +365,52 @@ BULLETS: dict[str, list[Cap] | str] = {
             lambda d: d.get("_cli_only", False) or (d["identity"] or {}).get("tenant") == "acme",
         ),
     ],
+    "GraphRAG": [
+        Cap(
+            "`ingest --graph`",
+            ("--graph",),
+            "[graph]\nhops = 1",
+            lambda d: d.get("_cli_only", False) or d["graph"] is not False,
+            command="ingest",
+        ),
+    ],
+    "Hierarchical retrieval": [
+        Cap(
+            "`search --hierarchical`",
+            ("--hierarchical",),
+            "[hierarchy]\ntree = false",
+            lambda d: d.get("_cli_only", False) or d["hierarchy"] is not False,
+        ),
+    ],
+    "Agentic RAG": [
+        Cap("`ask --agent`", ("--agent",), "[agent]\nmax_rounds = 3", lambda d: d["agent"] is not False, command="ask"),
+    ],
+    "Federation": [
+        Cap(
+            "`search --collections a,b=0.5`",
+            ("--collections", "live,g2=0.5"),
+            '[federation]\ncollections = "live,g2=0.5"\nstores = { pg = "postgresql://u@127.0.0.1:9/db" }',
+            lambda d: d["federation"] is not False,
+        ),
+    ],
+    "Routing": [
+        Cap(
+            "`ask --route auto`",
+            ("--route", "auto"),
+            '[route]\nmode = "auto"',
+            lambda d: d.get("_cli_only", False) or (d["route"] is not False and d["route"]["mode"] == "auto"),
+            command="ask",
+        ),
+    ],
+    "Conversation memory": [
+        Cap(
+            "`ask --session NAME`",
+            ("--session", "s1"),
+            "[memory.persistent]\nmin_score = 0.3",
+            lambda d: d.get("_cli_only", False) or d["memory"]["persistent"] is not False,
+            command="ask",
+        ),
+    ],
     "Reindex": "a command (`ragwright reindex`), not a switch",
     "Server": "the server itself (`ragwright serve`; its [server] table is checked by tests/server/test_cli_serve.py)",
     "Standard clients": "front ends (/v1/chat/completions …) that ask with what the configuration switches on",
@@ -443,6 +489,23 @@ class _Model:
         return self
 
 
+def served_paths(service: Any) -> dict[str, Any]:
+    """The retrieval paths a server has switched on (graph, hierarchy, agent, memory, route, federation)."""
+    from ragwright.rag_agent import _AGENTS
+
+    rag = service.rag
+    route = getattr(service, "default_route", None)
+    stores = getattr(service, "federation_stores", {})
+    return {
+        "graph": to_plain(rag.graph.options) if rag.graph is not None else False,
+        "hierarchy": to_plain(rag.hierarchy.options) if rag.hierarchy is not None else False,
+        "agent": to_plain(_AGENTS[rag].options) if rag in _AGENTS else False,
+        "memory": to_plain(rag.memory.options) if rag.memory is not None else {"persistent": False},
+        "route": {"mode": route} if route is not None else False,
+        "federation": {"stores": dict(stores)} if stores else False,
+    }
+
+
 def rag_view(rag: Any) -> dict[str, Any]:
     """What a served Rag has switched on, in the shape of the effective configuration."""
     return {
@@ -488,7 +551,7 @@ def test_the_server_switches_it_on(bullet: str, cap: Cap, isolated: Path, monkey
 
     def fake_run(app: Any, **kwargs: Any) -> None:
         service = app.state.service
-        seen["view"] = rag_view(service.rag)
+        seen["view"] = {**rag_view(service.rag), **served_paths(service)}
         if cap.request is not None:
             with TestClient(app) as client:
                 body = {"question": "refunds?"} if cap.route == "/ask" else {"query": "refunds?"}

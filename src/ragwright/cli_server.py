@@ -87,6 +87,8 @@ def serve(
             from ragwright.rag_agent import enable_agent
 
             enable_agent(rag, settings.agent)
+        if settings.route is not None:  # [route]: every ask is routed unless the request says "route": "off"
+            app.state.service.default_route = settings.route.mode
         if settings.federation is not None:  # the stores a request's "collections" may name
             app.state.service.federation_stores = {s.name: s.uri for s in settings.federation.sources if s.uri}
         auth = f"{len(config.keys)} API key(s)" if config.auth_required else "no keys: anonymous, public content only"

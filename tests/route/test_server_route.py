@@ -36,3 +36,21 @@ def test_ask_with_route_auto() -> None:
         assert "route" not in plain and plain["sources"]
         bad = client.post("/ask", json={"question": "hello!", "route": "smart"})
         assert bad.status_code in (400, 422)
+
+
+def test_a_route_table_routes_every_ask_that_names_no_path() -> None:
+    from fastapi.testclient import TestClient
+
+    from ragwright.server import create_app
+
+    rag = Rag(MemoryStore(), HashingEmbedder(), identity=Identity())
+    rag.ingest(BytesSource({"author.md": AUTHOR}))
+    app = create_app(rag, {"staging_dir": None})
+    app.state.service.default_route = "auto"  # what `ragwright serve` sets from a [route] table
+    with TestClient(app) as client:
+        hello = client.post("/ask", json={"question": "hello!"}).json()
+        assert hello["route"] == "none" and hello["sources"] == []
+        off = client.post("/ask", json={"question": "hello!", "route": "off"}).json()
+        assert "route" not in off and off["sources"]  # the request's own choice wins
+        hierarchical = client.post("/ask", json={"question": "hello!", "hierarchical": True}).json()
+        assert "route" not in hierarchical  # a request that names its path is not routed

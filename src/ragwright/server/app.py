@@ -300,8 +300,12 @@ def build_app(
     async def ask(body: AskRequest, request: Request, caller: Annotated[Caller, Depends(get_caller)]) -> Any:
         """An answer with ``[Source N]`` citations. With ``Accept: text/event-stream``: events ``token``
         (a text delta, JSON string), then ``sources``, ``citations`` and ``done``; ``error`` on failure."""
-        if body.route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
-            return await service.ask_routed(caller, body.question, body.options, str(body.route))
+        route = body.route
+        named = body.collections is not None or body.hierarchical or body.agent or body.graph is not None
+        if route is None and not named:  # [route]: a request that names no path of its own is routed
+            route = getattr(service, "default_route", None)
+        if route not in (None, "off"):  # routed (ragwright.rag_route): one JSON answer, never a stream
+            return await service.ask_routed(caller, body.question, body.options, str(route))
         if body.collections is not None:  # federated evidence: one JSON answer, never a stream
             return await service.ask_federated(caller, body.question, body.options, body.collections)
         if body.hierarchical:  # the answer is known at its end: one JSON answer, never a stream

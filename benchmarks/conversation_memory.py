@@ -1,7 +1,7 @@
 """Conversation memory: do follow-up questions retrieve the right passage when condensed with the history?
 
     .venv/bin/python benchmarks/conversation_memory.py [--squad /tmp/squad/dev-v2.0.json] [--articles 12]
-        [--per-article 20] [--budget 300]
+        [--per-article 20] [--budget 300] [--llm local:0.5b --llm-sample 60]
 
 Data: SQuAD 2.0 dev (``tools/answerability_data.json`` names the file and its sha256; the three reserved
 acceptance articles are never used). Every paragraph of the first ``--articles`` articles is a document,
@@ -119,6 +119,13 @@ def main() -> None:
     ap.add_argument("--per-article", type=int, default=20)
     ap.add_argument("--budget", type=int, default=300)
     ap.add_argument("--work", type=Path, default=HERE / ".cache" / "conversation_memory")
+    ap.add_argument("--llm", default=None, help="also condense with this chat model (e.g. local:0.5b)")
+    ap.add_argument(
+        "--llm-sample",
+        type=int,
+        default=60,
+        help="follow-ups condensed by --llm (the first N; its comparisons are paired on them)",
+    )
     args = ap.parse_args()
 
     from ragwright.models.embedders import default_embedder
@@ -149,9 +156,16 @@ def main() -> None:
         flush=True,
     )
 
-    runs: dict[str, dict[str, list[str]]] = {
-        k: {} for k in ("original", "no history", "prev question", "condensed", f"condensed@{args.budget}")
-    }
+    names = ["original", "no history", "prev question", "condensed", f"condensed@{args.budget}"]
+    llm = None
+    if args.llm:
+        from ragwright.models.llms import load_chat
+
+        llm = load_chat(args.llm)
+        names.append("condensed (llm)")
+    runs: dict[str, dict[str, list[str]]] = {k: {} for k in names}
+    llm_methods: list[str] = []
+    llm_seconds = 0.0
     qrels: dict[str, dict[str, int]] = {}
     budget_rows: list[tuple[int, int, int]] = []  # (total tokens, budget, turns dropped)
     carried = 0
@@ -186,6 +200,12 @@ def main() -> None:
                 condensed = condense_question(turn.followup, kept, memory.options)
                 carried += condensed.method == "heuristic" and name == "condensed"
                 runs[name][turn.id] = ranked(condensed.text)
+                if llm is not None and name == "condensed" and len(llm_methods) < args.llm_sample:
+                    began = time.perf_counter()
+                    by_llm = condense_question(turn.followup, kept, MemoryOptions(condense="llm"), llm)
+                    llm_seconds += time.perf_counter() - began
+                    llm_methods.append(by_llm.method)
+                    runs["condensed (llm)"][turn.id] = ranked(by_llm.text)
                 memory.commit(fitted, turn.followup, turn.answer)
             previous = turn.followup
     print(
@@ -194,20 +214,29 @@ def main() -> None:
     )
     rag.close()
 
-    print(f"\n{'condition':<16} {'hit@5':>22}  {'nDCG@10':>22}")
+    if llm_methods:
+        print(
+            f"{args.llm} condensed {llm_methods.count('llm')} of {len(llm_methods)} follow-ups "
+            f"({len(llm_methods) - llm_methods.count('llm')} fell back to the heuristic), "
+            f"{llm_seconds / len(llm_methods):.1f} s each",
+            flush=True,
+        )
+    print(f"\n{'condition':<16} {'hit@5':>22}  {'nDCG@10':>22}  n")
     scores = {}
     for name, run in runs.items():
-        hit = hit_rate_at_k(run, qrels, 5)
-        ndcg = ndcg_at_k(run, qrels, 10)
+        judged = {q: qrels[q] for q in run}  # a sampled condition (--llm) is scored on its own sample
+        hit = hit_rate_at_k(run, judged, 5)
+        ndcg = ndcg_at_k(run, judged, 10)
         scores[name] = (hit, ndcg)
         h, n = bootstrap_ci(list(hit.values())), bootstrap_ci(list(ndcg.values()))
-        print(f"{name:<16} {h.mean:.3f} [{h.low:.3f}, {h.high:.3f}]  {n.mean:.3f} [{n.low:.3f}, {n.high:.3f}]")
+        print(f"{name:<16} {h.mean:.3f} [{h.low:.3f}, {h.high:.3f}]  {n.mean:.3f} [{n.low:.3f}, {n.high:.3f}]  {h.n}")
     print("\npaired (B − A), 95% bootstrap CI           hit@5                      nDCG@10")
     for a, b in (
         ("no history", "condensed"),
         ("prev question", "condensed"),
         ("original", "condensed"),
         ("condensed", f"condensed@{args.budget}"),
+        *((("no history", "condensed (llm)"), ("condensed", "condensed (llm)")) if llm_methods else ()),
     ):
         cells = []
         for i in (0, 1):

@@ -190,7 +190,8 @@ def parse_variants(spec: str) -> dict[str, GraphOptions]:
         fields: dict[str, Any] = {}
         for a in filter(None, assigns.split(",")):
             k, _, v = a.partition("=")
-            fields[k.strip()] = float(v) if "." in v else int(v)
+            v = v.strip()
+            fields[k.strip()] = (float(v) if "." in v else int(v)) if v.lstrip("-").replace(".", "", 1).isdigit() else v
         out[name.strip()] = replace(GraphOptions(), **fields)
     return out
 

@@ -216,6 +216,10 @@ class Rag(RagAdmin):
             from ragwright.rag_graph import follow_store
 
             follow_store(self)
+        if self.hierarchy is not None:  # so do the summaries and the tree (rag_hierarchy.follow_store)
+            from ragwright.rag_hierarchy import follow_store as follow_hierarchy
+
+            follow_hierarchy(self)
 
     @classmethod
     def open(

@@ -75,6 +75,21 @@ def store_has_hierarchy(store: object) -> bool:
         return False
 
 
+def follow_store(rag: Rag) -> None:
+    """After a blue/green reindex swapped *rag*'s store and pipeline: the hierarchy moves to the new store
+    (its hook onto the new pipeline), and every document whose summary cites a chunk the new store no
+    longer serves (a new chunker gives new chunk ids) is summarised again; its tree follows."""
+    old = rag.hierarchy
+    if old is None:
+        return
+    rag.ingestion.hooks[:] = [h for h in rag.ingestion.hooks if h != old.index.on_written]
+    rag.hierarchy = new = RagHierarchy(rag, old.options)
+    for doc, (_tenant, _acl, cited) in new.index.tables.documents().items():
+        if not set(cited) <= {c.id for c in rag.store.document_chunks(doc)}:
+            new.index.tables.remove_document(doc)
+    new.sync()
+
+
 class RagHierarchy:
     """The hierarchy of a :class:`~ragwright.rag.Rag`: its index (an ingest hook) and its searches."""
 

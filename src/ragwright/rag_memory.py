@@ -15,7 +15,7 @@ chat model sees it; ``[Source N]`` citations as always) and records the turn. A 
 in the store (SQLite file, or in process for the in-memory store), per identity: the same name under
 another user or tenant is another session.
 
-:meth:`RagMemory.prepare_chat` is the same budget (and recall) for a caller that brings its whole
+:meth:`RagMemory.aprepare_chat` is the same budget (and recall) for a caller that brings its whole
 message list each time (the HTTP server's OpenAI-compatible chat endpoint).
 """
 

@@ -79,7 +79,7 @@ def answering_model(calls: list[str]) -> ScriptedChat:
 def test_with_a_model_the_follow_up_is_condensed_and_the_history_is_in_the_prompt() -> None:
     calls: list[str] = []
     llm = answering_model(calls)
-    rag = make(llm=llm)
+    rag = make(llm=llm, condense="llm")  # opt-in: "auto" condenses heuristically even with a model
     chat = rag.conversation(identity=ANN)
     chat.ask("What region did the Normans give their name to?")
     response = chat.ask("Who led them?")
@@ -105,13 +105,22 @@ def test_a_long_conversation_is_summarised_into_the_prompt_within_the_budget() -
     assert answer_call.messages[0].content == f"{SUMMARY_PREFIX} The user asked about the Normans and Normandy."
 
 
+def test_auto_condenses_heuristically_even_with_a_model() -> None:
+    calls: list[str] = []
+    rag = make(llm=answering_model(calls))
+    chat = rag.conversation(identity=ANN)
+    chat.ask("What region did the Normans give their name to?")
+    chat.ask("Who led them?")
+    assert chat.last is not None and chat.last.condensed_by == "heuristic" and "condense" not in calls
+
+
 def test_a_failing_condenser_degrades_to_the_heuristic(caplog: pytest.LogCaptureFixture) -> None:
     def reply(messages: list[Message]) -> str:
         if messages[0].content.startswith("You prepare search queries"):
             return "not json at all"
         return "Rollo [Source 1]."
 
-    rag = make(llm=ScriptedChat(reply))
+    rag = make(llm=ScriptedChat(reply), condense="llm")
     chat = rag.conversation(identity=ANN)
     chat.ask("What region did the Normans give their name to?")
     with caplog.at_level(logging.WARNING, logger="ragwright.memory"):

@@ -1,8 +1,9 @@
 """A follow-up question made standalone for retrieval: by the chat model, or a heuristic (no model).
 
-With a chat model the query rewriter's condensing call is reused
+With ``condense="llm"`` the query rewriter's condensing call is reused
 (:func:`ragwright.retrieve.transforms.rewrite.rewrite_query`, asked for the standalone question only);
-a failure falls back to the heuristic (logged ``memory_condense_failed``).
+a failure falls back to the heuristic (logged ``memory_condense_failed``). The default (``"auto"``) is
+the heuristic: the local chat models' condensing lost to it on held-out data.
 
 The heuristic (:func:`heuristic_condense`): a question that refers back — a personal pronoun (it,
 they, his …), a leading "and"/"what about", or no name and at most two content words — gets the names (else
@@ -114,7 +115,7 @@ def condense_question(
     chat = [m for m in history if m.role in ("user", "assistant") and m.content.strip()]
     if mode == "off" or not chat:
         return Condensed(question, "off" if mode == "off" else "unchanged")
-    if mode in ("auto", "llm") and llm is not None:
+    if mode == "llm" and llm is not None:  # opt-in: "auto" is the heuristic (see MemoryOptions.condense)
         from ragwright.errors import GenerationError
         from ragwright.retrieve.transforms.options import RewriteOptions
         from ragwright.retrieve.transforms.rewrite import rewrite_query

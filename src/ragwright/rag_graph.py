@@ -25,6 +25,7 @@ from ragwright.graph.options import MODES, GraphOptions
 from ragwright.graph.visibility import Visibility
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse
+from ragwright.stores.side_tables import file_has_rows
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -55,20 +56,7 @@ def follow_store(rag: Rag) -> None:
 
 def store_has_graph(store: object) -> bool:
     """Whether *store*'s file already holds an entity graph (so every ingestion keeps it in step)."""
-    import sqlite3
-
-    path = getattr(store, "path", None)
-    if path is None:
-        return False
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'graph_documents'").fetchone()
-            return row is not None and conn.execute("SELECT 1 FROM graph_documents LIMIT 1").fetchone() is not None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
+    return file_has_rows(store, "graph_documents")
 
 
 class RagGraph:

@@ -27,6 +27,7 @@ from ragwright.hierarchy.search import HierarchyResult, HierarchySearch
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse
 from ragwright.options import RagOptions, RetrievalOptions
+from ragwright.stores.side_tables import file_has_rows
 
 if TYPE_CHECKING:
     from ragwright.rag import Rag
@@ -59,20 +60,7 @@ def hierarchical_search(
 
 def store_has_hierarchy(store: object) -> bool:
     """Whether *store*'s file already holds document summaries (so every ingestion keeps them in step)."""
-    import sqlite3
-
-    path = getattr(store, "path", None)
-    if path is None:
-        return False
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'hier_documents'").fetchone()
-            return row is not None and conn.execute("SELECT 1 FROM hier_documents LIMIT 1").fetchone() is not None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
+    return file_has_rows(store, "hier_documents")
 
 
 def follow_store(rag: Rag) -> None:

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from ragwright.errors import ConfigError
 from ragwright.graph.model import Extraction
+from ragwright.stores.side_tables import SideTables, open_side_database
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS graph_documents (
@@ -62,50 +60,15 @@ Row = tuple[Any, ...]
 
 def open_graph_tables(store: Any, *, busy_timeout: float = 30.0) -> SqliteGraphTables:
     """The graph tables of *store* (see the module docstring for the hook)."""
-    hook = getattr(store, "graph_database", None)
-    if callable(hook):
-        return SqliteGraphTables(hook())
-    from ragwright.stores.memory import MemoryStore
-    from ragwright.stores.sqlite import SqliteStore
-
-    if isinstance(store, SqliteStore):
-        conn = sqlite3.connect(str(store.path), check_same_thread=False, isolation_level=None, timeout=busy_timeout)
-        return SqliteGraphTables(conn)
-    if isinstance(store, MemoryStore):
-        return SqliteGraphTables(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
-    raise ConfigError(
-        f"GraphRAG does not support {type(store).__name__} yet: use the SQLite store (the default) or the "
-        "in-memory store; PostgreSQL graph tables are not written yet"
-    )
+    conn = open_side_database(store, hook="graph_database", feature="GraphRAG", busy_timeout=busy_timeout)
+    return SqliteGraphTables(conn)
 
 
-class SqliteGraphTables:
+class SqliteGraphTables(SideTables):
     """The graph's rows. Thread-safe: one connection behind a lock; each write is one transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn, self._lock = conn, threading.RLock()
-        with self._write():
-            for statement in SCHEMA:
-                conn.execute(statement)
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self._lock:
-            return [tuple(r) for r in self._conn.execute(sql, params)]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        super().__init__(conn, SCHEMA)
 
     # -- documents --------------------------------------------------------------------------------------
     def replace_document(

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.errors import ConfigError
+from ragwright.stores.side_tables import SideTables, open_side_database
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS hier_documents (
@@ -112,54 +110,24 @@ class NodeRow:
 
 def open_hierarchy_tables(store: Any, *, busy_timeout: float = 30.0) -> HierarchyTables:
     """The hierarchy tables of *store* (see the module docstring for the hook)."""
-    hook = getattr(store, "hierarchy_database", None)
-    if callable(hook):
-        return HierarchyTables(hook())
-    from ragwright.stores.memory import MemoryStore
-    from ragwright.stores.sqlite import SqliteStore
-
-    if isinstance(store, SqliteStore):
-        conn = sqlite3.connect(str(store.path), check_same_thread=False, isolation_level=None, timeout=busy_timeout)
-        return HierarchyTables(conn)
-    if isinstance(store, MemoryStore):
-        return HierarchyTables(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
-    raise ConfigError(
-        f"hierarchical retrieval does not support {type(store).__name__} yet: use the SQLite store (the default) "
-        "or the in-memory store"
+    conn = open_side_database(
+        store, hook="hierarchy_database", feature="hierarchical retrieval", busy_timeout=busy_timeout
     )
+    return HierarchyTables(conn)
 
 
-class HierarchyTables:
-    """The rows. Thread-safe: one connection behind a lock; each write is one transaction."""
+class HierarchyTables(SideTables):
+    """The rows. Thread-safe: one connection behind a lock; each write is one transaction that also
+    bumps the version readers' in-memory matrices follow."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn, self._lock = conn, threading.RLock()
-        with self._write():
-            for statement in SCHEMA:
-                conn.execute(statement)
+        super().__init__(conn, SCHEMA)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute(
-                "INSERT INTO hier_state VALUES ('version', '1') "
-                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-            )
-            self._conn.execute("COMMIT")
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return [tuple(r) for r in self._conn.execute(sql, params)]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def _before_commit(self) -> None:
+        self._conn.execute(
+            "INSERT INTO hier_state VALUES ('version', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
 
     def version(self) -> int:
         rows = self._rows("SELECT value FROM hier_state WHERE key = 'version'")

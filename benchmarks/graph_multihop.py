@@ -196,20 +196,32 @@ def parse_variants(spec: str) -> dict[str, GraphOptions]:
     return out
 
 
-def table(title: str, questions: Sequence[Question], runs: dict[str, dict[str, float]], secs: dict[str, float]) -> None:
+#: The rows of the tables: a name and which questions it pools (HotpotQA's types, the SQuAD control).
+HOTPOT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("bridge", ("bridge",)),
+    ("comparison", ("comparison",)),
+    ("multi-hop (all HotpotQA)", ("bridge", "comparison")),
+    ("single-hop", ("single-hop",)),
+)
+
+
+def table(
+    title: str,
+    questions: Sequence[Question],
+    runs: dict[str, dict[str, float]],
+    secs: dict[str, float],
+    groups: Sequence[tuple[str, Sequence[str]]] = HOTPOT_GROUPS,
+) -> None:
+    """One row per group of question kinds: each run's mean [95% CI], and each run against the first
+    (paired bootstrap, wins/losses); the seconds per query of each run at the end."""
     names = list(runs)
     base = names[0]
     print(f"\n{title}")
     head = " | ".join(f"{n}" for n in names)
     print(f"| questions | n | {head} | " + " | ".join(f"{n} − {base} [95% CI] (w/l)" for n in names[1:]) + " |")
     print("|---" * (2 + len(names) + len(names) - 1) + "|")
-    kinds = ["bridge", "comparison", "multi-hop (all HotpotQA)", "single-hop"]
-    for kind in kinds:
-        ids = [
-            q.id
-            for q in questions
-            if q.kind == kind or (kind.startswith("multi-hop") and q.kind in ("bridge", "comparison"))
-        ]
+    for kind, kinds in groups:
+        ids = [q.id for q in questions if q.kind in kinds]
         if not ids:
             continue
         cells = []

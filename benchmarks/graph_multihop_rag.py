@@ -44,7 +44,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragwright.eval.stats import bootstrap_ci, paired_bootstrap
 from ragwright.graph import GraphOptions
 from ragwright.graph.local import local_search, query_found
 from ragwright.models.embedders import default_embedder
@@ -55,6 +54,7 @@ from ragwright.stores.sqlite import SqliteStore
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from graph_multihop import CACHE, Question, _checked, parse_variants, recall, timed  # noqa: E402
+from graph_multihop import table as hotpot_table  # noqa: E402
 
 MANIFEST = HERE / "multihop_rag_data.json"
 TYPES = ("inference_query", "temporal_query", "comparison_query", "null_query")
@@ -133,29 +133,17 @@ def open_store(docs: dict[str, str], work: Path, options: GraphOptions) -> Rag:
     return rag
 
 
+#: MultiHop-RAG's question types, and all of them pooled.
+GROUPS = (
+    ("inference", ("inference",)),
+    ("temporal", ("temporal",)),
+    ("comparison", ("comparison",)),
+    ("all multi-hop", ("inference", "temporal", "comparison")),
+)
+
+
 def table(title: str, questions: Sequence[Question], runs: dict[str, dict[str, float]], secs: dict[str, float]) -> None:
-    names = list(runs)
-    base = names[0]
-    print(f"\n{title}")
-    head = " | ".join(names)
-    print(f"| questions | n | {head} | " + " | ".join(f"{n} − {base} [95% CI] (w/l)" for n in names[1:]) + " |")
-    print("|---" * (2 + 2 * len(names) - 1) + "|")
-    for kind in ("inference", "temporal", "comparison", "all multi-hop"):
-        ids = [q.id for q in questions if kind == "all multi-hop" or q.kind == kind]
-        if not ids:
-            continue
-        cells = []
-        for n in names:
-            ci = bootstrap_ci([runs[n][i] for i in ids])
-            cells.append(f"{ci.mean:.3f} [{ci.low:.3f}, {ci.high:.3f}]")
-        diffs = []
-        for n in names[1:]:
-            p = paired_bootstrap({i: runs[base][i] for i in ids}, {i: runs[n][i] for i in ids})
-            d = p.difference
-            diffs.append(f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] ({p.wins}/{p.losses})")
-        print(f"| {kind} | {len(ids)} | " + " | ".join(cells) + " | " + " | ".join(diffs) + " |")
-    if secs:
-        print("| seconds per query | | " + " | ".join(f"{secs.get(n, float('nan')):.3f}" for n in names) + " |")
+    hotpot_table(title, questions, runs, secs, GROUPS)
 
 
 def coverage(results: Sequence[Any], gold: frozenset[str], k: int = 10) -> float:

@@ -313,3 +313,31 @@ def test_pictures_inside_docx_and_pptx_are_read_where_they_sit(engine_slot: None
         ("Figure 2: pressure rose to 41 bar at noon.", 1),
     ]
     assert doc.elements[2].attributes["ocr"] is True and doc.metadata["ocr_pictures"] == 1
+
+
+def test_pictures_on_an_xlsx_sheet_are_read_under_the_sheet(engine_slot: None) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    from openpyxl.drawing.image import Image as SheetImage
+
+    from ragwright.parse.xlsx import parse_xlsx
+
+    engine = FakeEngine(["Chart: exports grew 12 % in Q3."])
+    ocr.set_engine(engine)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Exports"
+    sheet.append(["Quarter", "Tonnes"])
+    sheet.append(["Q3", 1200])
+    sheet.add_image(SheetImage(io.BytesIO(png((800, 300)))), "D2")
+    sheet.add_image(SheetImage(io.BytesIO(png((40, 40)))), "D20")  # an icon: never sent to OCR
+    buf = io.BytesIO()
+    book.save(buf)
+    doc = parse_xlsx("x", buf.getvalue(), source=None, options=ParseOptions())
+    texts = [e.text for e in doc.elements]
+    assert texts[-1] == "Chart: exports grew 12 % in Q3." and any("1200" in t for t in texts)
+    assert doc.elements[0].kind is ElementKind.HEADING and doc.elements[0].text == "Exports"
+    read = doc.elements[-1].attributes
+    assert read["ocr"] is True and read["image"].startswith("Exports!")
+    assert len(engine.images) == 1 and doc.metadata["ocr_pictures"] == 1
+    off = parse_xlsx("x", buf.getvalue(), source=None, options=ParseOptions(ocr=False))
+    assert "Chart: exports grew 12 % in Q3." not in off.text

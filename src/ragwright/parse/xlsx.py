@@ -50,6 +50,7 @@ from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.parse.ooxml import check_workbook_limits, core_properties, library_errors, open_package
 from ragwright.parse.options import ParseOptions
+from ragwright.parse.pictures import PictureReader
 from ragwright.parse.xlsx_look import Unseen
 
 VERSION = "xlsx/3"
@@ -360,6 +361,7 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
     skipped: list[str] = []
     hidden = 0
     dropped = 0  # hidden sheets, rows and columns with values, unreadable cells
+    pictures = PictureReader(options)  # OCR of pictures placed on the sheets (parse.pictures)
     with library_errors("XLSX"):
         check_workbook_limits(archive, options)
         with warnings.catch_warnings():
@@ -374,10 +376,14 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
             hidden += len(lines[0]) + len(lines[1])
             dropped += unseen
             elements.extend(sheet_elements(ws.title, grid, hidden=lines))
+            elements.extend(_sheet_pictures(ws, pictures))
         sheets = [ws.title for ws in book.worksheets if ws.sheet_state == "visible"]
     meta = core_properties(archive)
     meta["sheets"] = sheets
     warns = [f"hidden sheet(s) skipped: {', '.join(skipped)}"] if skipped else []
+    warns.extend(pictures.warnings)
+    if pictures.read_count:
+        meta["ocr_pictures"] = pictures.read_count
     if hidden:
         warns.append(f"{hidden} hidden row(s)/column(s) skipped")
     if dropped:
@@ -391,6 +397,23 @@ def parse_xlsx(document_id: str, data: bytes, *, source: str | None, options: Pa
         metadata=meta,
         warnings=tuple(warns),
     )
+
+
+def _sheet_pictures(ws: Any, pictures: PictureReader) -> list[Element]:
+    """What OCR reads in the pictures placed on *ws* (openpyxl loads them with the sheet), top to bottom,
+    after the sheet's rows: they sit under the sheet's heading. A picture openpyxl cannot hand over is
+    skipped."""
+    found: list[tuple[int, int, Element]] = []
+    for n, image in enumerate(getattr(ws, "_images", ())):
+        try:
+            blob = image._data()
+        except Exception:  # an image part openpyxl kept but cannot read back
+            continue
+        anchor = getattr(getattr(image, "anchor", None), "_from", None)
+        row = int(getattr(anchor, "row", 0) or 0)
+        name = f"{ws.title}!{getattr(image, 'path', None) or f'image{n + 1}'}"
+        found.extend((row, n, e) for e in pictures.read(bytes(blob), name))
+    return [e for _, _, e in sorted(found, key=lambda t: (t[0], t[1]))]
 
 
 def _decode_csv(data: bytes) -> str:

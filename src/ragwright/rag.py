@@ -47,7 +47,7 @@ from ragwright.options import (
     RetrievalOverrides,
 )
 from ragwright.postprocess.rerank import Reranker
-from ragwright.rag_admin import RagAdmin
+from ragwright.rag_admin import IngestArgs, RagAdmin
 from ragwright.retrieve import Retriever
 from ragwright.retrieve.request import RetrievalRequest
 from ragwright.retrieve.transforms.plan import RetrievalTrace
@@ -298,7 +298,10 @@ class Rag(RagAdmin):
         rag_telemetry.ingest_finished(started, total)
         return total
 
-    def ingest(self, sources: Source | str | Path | Iterable[Source | str | Path], **kwargs: Any) -> IngestReport:
+    def ingest(
+        self, sources: Source | str | Path | Iterable[Source | str | Path], **kwargs: Unpack[IngestArgs]
+    ) -> IngestReport:
+        """:meth:`aingest`, run to its end (the same keywords, typed)."""
         return run_sync(self.aingest(sources, **kwargs))
 
     # -- retrieval -------------------------------------------------------------------------------------

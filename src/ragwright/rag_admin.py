@@ -4,9 +4,10 @@ retries, integrity checks, status and blue/green reindexing."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ragwright._sync import run_sync
 from ragwright.errors import ConfigError
@@ -26,6 +27,17 @@ if TYPE_CHECKING:
 KEY_SAMPLE = 50
 
 
+class IngestArgs(TypedDict, total=False):
+    """The keywords of ``Rag.ingest`` / ``Rag.aingest`` besides the sources, typed."""
+
+    tenant: str | None
+    acl: Sequence[str] | None
+    metadata: Mapping[str, Any] | None
+    progress: ProgressCallback | None
+    sync: bool | None
+    cancel: threading.Event | None
+
+
 class RagAdmin:
     """Mixed into :class:`~ragwright.rag.Rag`; uses its store, embedder and ``ingest``."""
 
@@ -40,7 +52,7 @@ class RagAdmin:
 
     if TYPE_CHECKING:
 
-        def ingest(self, sources: Any, **kwargs: Any) -> IngestReport: ...
+        def ingest(self, sources: Any, **kwargs: Unpack[IngestArgs]) -> IngestReport: ...
 
         def _adopt(self, store: Store, embedder: Embedder, chunker: Any, *, retired: str | None) -> None: ...
 

@@ -2,13 +2,17 @@
 
     .venv/bin/python benchmarks/conversation_memory.py [--squad /tmp/squad/dev-v2.0.json] [--articles 12]
         [--per-article 20] [--budget 300] [--llm local:0.5b --llm-sample 60]
+        [--split dev|tune]
 
 Data: SQuAD 2.0 dev (``tools/answerability_data.json`` names the file and its sha256; the three reserved
-acceptance articles are never used). Every paragraph of the first ``--articles`` articles is a document,
-ingested with the defaults (default embedder, hybrid search). A conversation per article: the opener is
-an answerable question that names the article's subject ("…the immune system…"); each follow-up is
-another such question with the subject replaced by a pronoun ("it", "they", "its", "their"), asked after
-the earlier turns (each answered with its gold answer). The right passage is the question's paragraph.
+acceptance articles are never used). ``--split tune`` runs on the other official dev articles instead
+(the manifest's off-corpus file: questions without answers), where the heuristic's choices and the
+``condense`` default were made — not on the articles reported. Every paragraph of the first
+``--articles`` articles is a document, ingested with the defaults (default embedder, hybrid search).
+A conversation per article: the opener is an answerable question that names the article's subject
+("…the immune system…"); each follow-up is another such question with the subject replaced by a
+pronoun ("it", "they", "its", "their"), asked after the earlier turns (each answered with its gold
+answer). The right passage is the question's paragraph.
 
 Conditions, on the same follow-ups (paired):
 
@@ -112,9 +116,37 @@ def conversations(arts: list[squad_data.Article], per_article: int) -> dict[str,
     return out
 
 
+def load_tune(path: Path) -> list[squad_data.Article]:
+    """The manifest's off-corpus file (the other official dev articles; sha256 checked). It has no
+    answers: every question counts, its paragraph is the right passage, its answer turn is a placeholder."""
+    import dataclasses
+    import hashlib
+
+    expected = squad_data.manifest()["offcorpus"]["sha256"]
+    if hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+        raise SystemExit(f"{path}: not the manifest's off-corpus file (sha256 {expected})")
+    return [
+        dataclasses.replace(
+            a,
+            questions=tuple(
+                dataclasses.replace(q, unanswerable=False, answers=("(answer withheld)",)) for q in a.questions
+            ),
+        )
+        for a in squad_data.load_squad(path, check=False)
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--squad", type=Path, default=Path("/tmp/squad/dev-v2.0.json"))
+    ap.add_argument(
+        "--split",
+        choices=("dev", "tune"),
+        default="dev",
+        help="dev: the reported articles; tune: the other official dev articles (the manifest's off-corpus "
+        "file, --tune-squad), where the heuristic and the condense default were chosen",
+    )
+    ap.add_argument("--tune-squad", type=Path, default=Path("/tmp/squad/test-v2.0.json"))
     ap.add_argument("--articles", type=int, default=12)
     ap.add_argument("--per-article", type=int, default=20)
     ap.add_argument("--budget", type=int, default=300)
@@ -133,7 +165,9 @@ def main() -> None:
     from ragwright.sources import BytesSource
     from ragwright.stores.sqlite import SqliteStore
 
-    arts = squad_data.articles(squad_data.load_squad(args.squad))
+    arts = squad_data.articles(
+        load_tune(args.tune_squad) if args.split == "tune" else squad_data.load_squad(args.squad)
+    )
     convos = conversations(arts, args.per_article)
     chosen = list(convos)[: args.articles]
     arts = [a for a in arts if a.title in chosen]
@@ -148,7 +182,8 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     # the store is kept in --work: a second run reuses it (unchanged documents are skipped)
     start = time.perf_counter()
-    rag = Rag(SqliteStore(args.work / f"squad-{len(chosen)}.db"), default_embedder())
+    name = "squad" if args.split == "dev" else "tune"
+    rag = Rag(SqliteStore(args.work / f"{name}-{len(chosen)}.db"), default_embedder())
     report = rag.ingest(BytesSource({k: v.encode() for k, v in corpus.items()}))
     print(
         f"store ready in {time.perf_counter() - start:.0f}s (default embedder, hybrid; "

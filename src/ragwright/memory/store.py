@@ -35,6 +35,7 @@ from ragwright.errors import ConfigError
 from ragwright.model.identity import Identity
 from ragwright.models.llms.base import Message
 from ragwright.stores.base import ScoreScale
+from ragwright.stores.side_tables import SideTables, open_side_database
 
 if TYPE_CHECKING:
     import numpy as np
@@ -227,13 +228,15 @@ class InProcessMemory:
         pass
 
 
-class SqliteMemory:
+class SqliteMemory(SideTables):
     """Memory in the SQLite store's file (see the module docstring). Thread-safe: one connection behind a
-    lock; each write is one transaction; the tables are created on the first write."""
+    lock; each write is one transaction (:class:`~ragwright.stores.side_tables.SideTables`); the tables
+    are created on the first write, so reading a store that never remembered anything writes nothing."""
 
     score_scale = ScoreScale.SIMILARITY
 
     def __init__(self, conn: sqlite3.Connection) -> None:
+        # not SideTables.__init__: that creates the schema on open, this on the first write
         self._conn, self._lock = conn, threading.RLock()
         self._ready = False
 
@@ -257,28 +260,18 @@ class SqliteMemory:
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             if not self._exists():
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
+                with super()._write() as c:
                     for statement in SCHEMA:
-                        self._conn.execute(statement)
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
+                        c.execute(statement)
                 self._ready = True
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            with super()._write() as c:
+                yield c
 
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             if not self._exists():
                 return []
-            return [tuple(r) for r in self._conn.execute(sql, tuple(params))]
+            return super()._rows(sql, tuple(params))
 
     def add(self, item: MemoryItem, vector: Vector, model: str, *, max_items: int | None = None) -> None:
         import numpy as np
@@ -376,27 +369,19 @@ class SqliteMemory:
         where, params = self._scope_sql(scope)
         return [r[0] for r in self._rows(f"SELECT session FROM memory_sessions WHERE {where} ORDER BY session", params)]
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
 
 def open_memory(store: Any) -> MemoryBackend:
-    """The memory backend of *store*: a store may offer ``memory_backend()``; an
-    :class:`~ragwright.stores.sqlite.SqliteStore` keeps it in its own file; the in-memory store in process.
+    """The memory backend of *store*: a store may offer ``memory_backend()`` (a backend) or
+    ``memory_database()`` (a connection); an :class:`~ragwright.stores.sqlite.SqliteStore` keeps it in its
+    own file (:func:`~ragwright.stores.side_tables.open_side_database`); the in-memory store in process.
     Any other store (PostgreSQL) is refused with what to use instead."""
     hook = getattr(store, "memory_backend", None)
     if callable(hook):
         backend: MemoryBackend = hook()
         return backend
     from ragwright.stores.memory import MemoryStore
-    from ragwright.stores.sqlite import SqliteStore
 
-    if isinstance(store, SqliteStore):
-        return SqliteMemory.open(store.path)
     if isinstance(store, MemoryStore):
         return InProcessMemory()
-    raise ConfigError(
-        f"persistent conversation memory and sessions do not support {type(store).__name__} yet: use the SQLite "
-        "store (the default) or the in-memory store, or leave [memory.persistent] and --session out"
-    )
+    feature = "persistent conversation memory and sessions ([memory.persistent], --session)"
+    return SqliteMemory(open_side_database(store, hook="memory_database", feature=feature))

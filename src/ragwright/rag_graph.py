@@ -73,13 +73,32 @@ class RagGraph:
         return Visibility(self.rag.store, identity or self.rag.identity)
 
     async def asearch(self, query: str, *, identity: Identity | None = None, top_k: int | None = None) -> GraphResult:
-        """Local search fused with the Rag's hybrid search, as *identity*."""
+        """Local search fused with the Rag's hybrid search, as *identity*; with a reranker configured (and
+        ``use_reranking``), the fused candidates are reranked last, as the hybrid search's are."""
         who = identity or self.rag.identity
         k = top_k or self.rag.retrieval_options.top_k
-        hybrid = await self.rag.asearch(query, identity=who, top_k=max(k, self.options.top_k))
-        return await to_thread(
-            local_search, self.index.tables, self._view(who), query, self.index.extractor, self.options, hybrid, top_k=k
+        options = self.rag.retrieval_options
+        reranker = self.rag.retriever.reranker if options.use_reranking else None
+        depth = max(k, options.effective_candidate_count) if reranker is not None else k
+        hybrid = await self.rag.asearch(query, identity=who, top_k=max(depth, self.options.top_k))
+        found = await to_thread(
+            local_search,
+            self.index.tables,
+            self._view(who),
+            query,
+            self.index.extractor,
+            self.options,
+            hybrid,
+            top_k=depth,
         )
+        if reranker is None or not found.results:
+            return found
+        from ragwright.cache.keys import CacheScope, bind_scope
+        from ragwright.postprocess.rerank import rerank
+
+        bound = bind_scope(reranker, CacheScope(self.rag.store.index_version(), who))  # keys hold the caller
+        reranked = await to_thread(rerank, bound, query, found.results, min_score=options.rerank_min_score)
+        return replace(found, results=reranked[:k])
 
     def search(self, query: str, *, identity: Identity | None = None, top_k: int | None = None) -> GraphResult:
         return run_sync(self.asearch(query, identity=identity, top_k=top_k))

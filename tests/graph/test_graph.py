@@ -172,3 +172,37 @@ def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(tmp_path: Path
     assert graph.show("Adriana Trigiani", identity=ACME)[0] is not None
     rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])  # the new pipeline extracts
     assert graph.show("Zorblax Holdings", identity=BOARD)[0] is not None
+
+
+class _PrefersAuthor:
+    """A reranker that scores a passage by whether it talks about where someone lives."""
+
+    name = "test/prefers-author"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        self.calls += 1
+        return [1.0 if "lives" in p else 0.0 for p in passages]
+
+
+def test_graph_local_results_are_reranked_when_a_reranker_is_configured(tmp_path: Path) -> None:
+    from ragwright.options import RetrievalOptions
+
+    reranker = _PrefersAuthor()
+    rag = Rag(
+        SqliteStore(tmp_path / "s.db"),
+        HashingEmbedder(max_tokens=64),
+        graph=GraphOptions(merge_similarity=None),
+        reranker=reranker,
+        retrieval_options=RetrievalOptions(use_hybrid_search=True, use_reranking=True),
+    )
+    rag.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
+    rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
+    assert rag.graph is not None
+    calls = reranker.calls
+    found = rag.graph.search("Big Stone Gap director", identity=ACME, top_k=2)
+    assert reranker.calls == calls + 2  # the hybrid search's candidates, then the fused graph + hybrid ones
+    assert found.results[0].document_id == "author.md" and "secret.md" not in {r.document_id for r in found.results}
+    assert len(found.results) <= 2

@@ -20,6 +20,9 @@ def test_config_file_graph_table() -> None:
         Settings.from_dict({"graph": {"hop": 1}})
     with pytest.raises(ConfigError, match=r"graph\.extractor"):
         Settings.from_dict({"graph": {"extractor": "magic"}})
+    with pytest.raises(ConfigError, match=r"graph\.opening_boost"):
+        Settings.from_dict({"graph": {"opening_boost": -1}})
+    assert Settings.from_dict({"graph": {"entry_chunks": 0}}).graph.entry_chunks == 0  # type: ignore[union-attr]
 
 
 def test_config_builds_the_rag_with_a_graph() -> None:

@@ -3,14 +3,15 @@
 1. **Seeds**: the entities the extractor finds in the question plus every 1–5-word n-gram of it that
    is a known entity key (so ``who directed big stone gap`` links without capitals; a single word the
    question writes in lowercase does not seed), through the aliases the caller may see; then the
-   entities of the best hybrid chunks, at half weight (vector search as the entry point into the graph).
+   entities of the best ``entry_chunks`` hybrid chunks, at ``entry_weight`` (vector search as the entry
+   point into the graph).
 2. **Hops**: relations touching the frontier, each step halving the weight and dividing by the
    log-degree of the entity it leaves (hubs spread little), the 32 best entities kept per hop.
 3. **Evidence**: chunks mentioning the reached entities, scored by the weights of the entities they
    mention (an entity mentioned in many chunks counts less, like IDF), plus the chunks stating a
    traversed relation. A chunk that opens with a reached entity is about it and counts
-   ``OPENING_BOOST`` times (the bridge document of a two-hop question); the question's own entities
-   count ``SEED_EVIDENCE`` (hybrid search finds their chunks already).
+   ``GraphOptions.opening_boost`` times (the bridge document of a two-hop question); the question's own
+   entities count ``seed_evidence`` (hybrid search finds their chunks already).
 4. **Fusion**: RRF of the hybrid ranking and the graph ranking (``GraphOptions.weight``), evidence
    kept per arm (``arms["graph"]``).
 
@@ -35,12 +36,7 @@ from ragwright.retrieve.fusion import rrf
 
 _WORDS = re.compile(r"[\w'’&+\-.]+")
 _PER_HOP = 32
-# Tuned on HotpotQA's tune split (benchmarks/graph_multihop.py; RESULTS.md "GraphRAG on multi-hop"):
-SINGLE_WORD_NGRAMS = False  # one-word n-grams written in lowercase ("series", "father") seed too
-HYBRID_ENTRY_CHUNKS = 3  # the best hybrid chunks whose entities enter the graph
-HYBRID_ENTRY_WEIGHT = 0.5  # ... at this weight
-OPENING_BOOST = 6.0  # a chunk that opens with a reached entity (is about it) counts this many times
-SEED_EVIDENCE = 0.5  # the question's own entities' weight as evidence (hybrid already finds their chunks)
+SINGLE_WORD_NGRAMS = False  # one-word n-grams written in lowercase ("series", "father") seed too (tuned: no)
 _OPENING = 4  # "opens with": the mention starts within this many characters of the chunk's start
 
 
@@ -136,12 +132,12 @@ def local_search(
             if any(canon in w.split() or w in canon.split() for w in weights) and len(canon.split()) == 1:
                 continue  # a word of a seed already taken ("gap" of "big stone gap")
             weights[canon], hop_of[canon] = 1.0, 0
-    for r in hybrid[:HYBRID_ENTRY_CHUNKS]:
+    for r in hybrid[: options.entry_chunks]:
         names = r.chunk.metadata.get("entities")
         for name in names if isinstance(names, list) else []:
             canon = resolver.canonical(entity_key(str(name)))
             if canon not in weights:
-                weights[canon], hop_of[canon] = HYBRID_ENTRY_WEIGHT, 0
+                weights[canon], hop_of[canon] = options.entry_weight, 0
     # 2. hops
     frontier = dict(weights)
     relation_chunks: defaultdict[str, float] = defaultdict(float)
@@ -183,8 +179,8 @@ def local_search(
     for entity, chunk_ids in per_entity.items():
         idf = 1.0 / math.log2(1 + len(chunk_ids))
         for cid in chunk_ids:
-            boost = OPENING_BOOST if (entity, cid) in opens else 1.0
-            seed = SEED_EVIDENCE if hop_of.get(entity) == 0 and weights.get(entity) == 1.0 else 1.0
+            boost = options.opening_boost if (entity, cid) in opens else 1.0
+            seed = options.seed_evidence if hop_of.get(entity) == 0 and weights.get(entity) == 1.0 else 1.0
             scores[cid] += weights.get(entity, 0.0) * idf * boost * seed
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: options.top_k * 3]
     visible = view.chunks(cid for cid, _ in ranked)

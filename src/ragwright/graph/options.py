@@ -20,7 +20,11 @@ class GraphOptions(OptionsBase):
     with the hybrid result; *weight*: the graph arm's RRF weight. *merge_similarity*: names of one tenant
     and type whose embeddings are at least this similar are merged (recorded, reversible); ``None`` turns
     embedding merges off. *levels*: community levels (Louvain, coarsest first); *resolution*: the
-    finest level's modularity resolution. *chunk_metadata*: write ``metadata["entities"]`` on chunks."""
+    finest level's modularity resolution. *chunk_metadata*: write ``metadata["entities"]`` on chunks.
+    Local search's evidence weights, tuned on HotpotQA's tune split (``benchmarks/graph_multihop.py``):
+    *entry_chunks* best hybrid chunks whose entities also seed the walk, at *entry_weight*; a chunk that
+    opens with a reached entity counts *opening_boost* times; the question's own entities count
+    *seed_evidence* as evidence (hybrid search finds their chunks already)."""
 
     extractor: str = "rules"
     hops: int = 2
@@ -32,6 +36,10 @@ class GraphOptions(OptionsBase):
     resolution: float = 1.0
     chunk_metadata: bool = True
     summary_sentences: int = 4
+    entry_chunks: int = 3
+    entry_weight: float = 0.5
+    opening_boost: float = 6.0
+    seed_evidence: float = 0.5
 
     def __post_init__(self) -> None:
         if self.extractor not in EXTRACTORS:
@@ -50,5 +58,11 @@ class GraphOptions(OptionsBase):
             raise ConfigError.invalid("graph.levels", self.levels, "an integer from 1 to 4")
         if not 0.05 <= self.resolution <= 10.0:
             raise ConfigError.invalid("graph.resolution", self.resolution, "a number from 0.05 to 10")
+        if not (isinstance(self.entry_chunks, int) and 0 <= self.entry_chunks <= 20):
+            raise ConfigError.invalid("graph.entry_chunks", self.entry_chunks, "an integer from 0 to 20")
+        for name in ("entry_weight", "opening_boost", "seed_evidence"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 100.0:
+                raise ConfigError.invalid(f"graph.{name}", value, "a number from 0 to 100")
         if not (isinstance(self.summary_sentences, int) and 1 <= self.summary_sentences <= 20):
             raise ConfigError.invalid("graph.summary_sentences", self.summary_sentences, "an integer from 1 to 20")

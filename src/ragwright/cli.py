@@ -237,6 +237,12 @@ def ask(
             response = enable_hierarchy(rag).ask(question, identity=caller(tenant, groups), options=options)
             if not state.as_json:
                 click.echo(safe_text(response.answer))
+        elif session is not None:
+            from ragwright.cli_memory import ask_in_session
+
+            response = ask_in_session(rag, question, options, caller(tenant, groups), session)
+            if not state.as_json:
+                click.echo(safe_text(response.answer))
         elif settings.federation is not None:  # --collections / --federate / [federation]
             from ragwright.rag_federation import failure_notes, open_federation
 
@@ -245,12 +251,6 @@ def ask(
             for note in failure_notes(answered.failures):
                 click.echo(f"warning: {note}", err=True)
             response = answered
-            if not state.as_json:
-                click.echo(safe_text(response.answer))
-        elif session is not None:
-            from ragwright.cli_memory import ask_in_session
-
-            response = ask_in_session(rag, question, options, caller(tenant, groups), session)
             if not state.as_json:
                 click.echo(safe_text(response.answer))
         elif state.as_json:

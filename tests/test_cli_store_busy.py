@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragwright.cli import main
-from ragwright.cli_common import EXIT_BUSY
+from ragwright.cli.common import EXIT_BUSY
 from tests.stores.test_sqlite_locking import write_lock_held
 
 

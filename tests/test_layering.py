@@ -197,4 +197,4 @@ def test_the_checker_sees_cycles_and_upward_imports() -> None:
     )
     found = _load_time_imports(tree, "ragwright.stores.base", is_package=False)
     assert found == {"ragwright.model", "ragwright.model.chunk", "ragwright.stores", "ragwright.stores.sibling"}
-    assert _layer("ragwright.retrieve.pipeline") == 4 and _layer("ragwright.cli_ingest") == CLI
+    assert _layer("ragwright.retrieve.pipeline") == 4 and _layer("ragwright.cli.ingest") == CLI

@@ -204,7 +204,7 @@ def test_scanned_chunks_are_flagged_in_metadata_json_and_citations(engine_slot: 
     assert hits["key.png"].chunk.metadata["ocr_confidence"] == 0.9
     assert "scanned" not in hits["typed.md"].chunk.metadata
     assert hits["key.png"].to_dict()["scanned"] is True and hits["typed.md"].to_dict()["scanned"] is False
-    from ragwright.cli_output import print_answer
+    from ragwright.cli.output import print_answer
 
     answer = rag.ask("Where does the boiler room key hang?")
     out = CliRunner().invoke(_echo(print_answer, answer))

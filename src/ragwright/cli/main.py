@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, caller, command, parse_filters, reader_gone, warn_unknown_filter_keys
-from ragwright.cli_config import config_group, switch_flags
-from ragwright.cli_globals import accept_after, top_level
-from ragwright.cli_output import (
+from ragwright.cli.common import State, caller, command, parse_filters, reader_gone, warn_unknown_filter_keys
+from ragwright.cli.config import config_group, switch_flags
+from ragwright.cli.globals import accept_after, top_level
+from ragwright.cli.output import (
     flat,
     one_line,
     print_prompt,
@@ -238,7 +238,7 @@ def ask(
             if not state.as_json:
                 click.echo(safe_text(response.answer))
         elif session is not None:
-            from ragwright.cli_memory import ask_in_session
+            from ragwright.cli.memory import ask_in_session
 
             response = ask_in_session(rag, question, options, caller(tenant, groups), session)
             if not state.as_json:
@@ -348,21 +348,21 @@ def remove(state: State, document_id: str) -> None:
     )
 
 
-from ragwright.cli_ingest import ingest  # noqa: E402  (registered below)
-from ragwright.cli_tools import eval_command, parse_command, quickstart  # noqa: E402
+from ragwright.cli.ingest import ingest  # noqa: E402  (registered below)
+from ragwright.cli.tools import eval_command, parse_command, quickstart  # noqa: E402
 
 main.add_command(ingest)
 main.add_command(parse_command)
 main.add_command(eval_command)
 main.add_command(quickstart)
 main.add_command(config_group)
-main.add_command(__import__("ragwright.cli_reindex", fromlist=["reindex_command"]).reindex_command)
-main.add_command(__import__("ragwright.cli_server", fromlist=["serve"]).serve)
-main.add_command(__import__("ragwright.cli_worker", fromlist=["worker"]).worker)
-main.add_command(__import__("ragwright.cli_mcp", fromlist=["mcp_command"]).mcp_command)
-main.add_command(__import__("ragwright.cli_graph", fromlist=["graph_group"]).graph_group)
-main.add_command(__import__("ragwright.cli_memory", fromlist=["chat"]).chat)
-main.add_command(__import__("ragwright.cli_memory", fromlist=["memory_group"]).memory_group)
+main.add_command(__import__("ragwright.cli.reindex", fromlist=["reindex_command"]).reindex_command)
+main.add_command(__import__("ragwright.cli.server", fromlist=["serve"]).serve)
+main.add_command(__import__("ragwright.cli.worker", fromlist=["worker"]).worker)
+main.add_command(__import__("ragwright.cli.mcp", fromlist=["mcp_command"]).mcp_command)
+main.add_command(__import__("ragwright.cli.graph", fromlist=["graph_group"]).graph_group)
+main.add_command(__import__("ragwright.cli.memory", fromlist=["chat"]).chat)
+main.add_command(__import__("ragwright.cli.memory", fromlist=["memory_group"]).memory_group)
 for _command in main.commands.values():
     accept_after(_command)
 

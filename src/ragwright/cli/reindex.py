@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, command
-from ragwright.cli_output import flat
+from ragwright.cli.common import State, command
+from ragwright.cli.output import flat
 from ragwright.errors import ConfigError
 
 

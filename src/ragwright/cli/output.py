@@ -1,4 +1,4 @@
-"""Human-readable output of the ``ragwright`` command (``--json`` output is built in ``cli.py``).
+"""Human-readable output of the ``ragwright`` command (``--json`` output is built by each command).
 
 Every value that comes from a document or a source (ids, titles, sections, text, failure reasons) is
 printed through :func:`one_line` (or :func:`safe_text` for answers): a raw newline, carriage return or

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, caller, command
-from ragwright.cli_config import switch_flags
+from ragwright.cli.common import State, caller, command
+from ragwright.cli.config import switch_flags
 from ragwright.errors import ConfigError
 
 

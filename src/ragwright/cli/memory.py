@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, caller, command
-from ragwright.cli_output import flat, one_line, print_sources, safe_text
+from ragwright.cli.common import State, caller, command
+from ragwright.cli.output import flat, one_line, print_sources, safe_text
 
 
 def identity(state: State, tenant: str | None, groups: str | None, user: str | None) -> Any:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ragwright.cli_common import State, command
-from ragwright.cli_output import print_answer, print_document
+from ragwright.cli.common import State, command
+from ragwright.cli.output import print_answer, print_document
 
 
 @click.command("parse")
@@ -123,7 +123,7 @@ def quickstart(state: State) -> None:
     from ragwright.sources import FolderSource
     from ragwright.stores.sqlite import SqliteStore
 
-    sample = Path(__file__).parent / "samples" / "quickstart"
+    sample = Path(__file__).parents[1] / "samples" / "quickstart"  # ragwright/samples
     embedder = load_embedder(state.embedder or "default")
     with (
         tempfile.TemporaryDirectory(prefix="ragwright-quickstart-") as tmp,

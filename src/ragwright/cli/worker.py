@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import errors, parse_filters
+from ragwright.cli.common import errors, parse_filters
 from ragwright.errors import ConfigError
 
 

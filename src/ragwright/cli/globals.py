@@ -2,7 +2,7 @@
 
 ``ragwright --json search x`` and ``ragwright search x --json`` mean the same: every subcommand (and
 the subcommands of ``worker``) also takes each global option it does not define itself, hidden from
-its help, and applies it to the :class:`~ragwright.cli_common.State` the group built. A subcommand's
+its help, and applies it to the :class:`~ragwright.cli.common.State` the group built. A subcommand's
 own option of the same name keeps its meaning (``reindex --embedder`` is the *new* embedder).
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import click
 
-from ragwright.cli_common import DEFAULT_STORE, State
+from ragwright.cli.common import DEFAULT_STORE, State
 
 F = Callable[..., Any]
 

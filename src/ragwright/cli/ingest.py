@@ -18,9 +18,9 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, command, parse_filters, split_groups
-from ragwright.cli_config import switch_flags
-from ragwright.cli_output import one_line, print_ingest
+from ragwright.cli.common import State, command, parse_filters, split_groups
+from ragwright.cli.config import switch_flags
+from ragwright.cli.output import one_line, print_ingest
 from ragwright.errors import ConfigError
 
 

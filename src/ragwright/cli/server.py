@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ragwright.cli_common import State, command
+from ragwright.cli.common import State, command
 from ragwright.errors import ConfigError
 
 

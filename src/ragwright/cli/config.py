@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ragwright.cli_common import State, command
+from ragwright.cli.common import State, command
 from ragwright.config.overrides import CHOICES, for_command
 
 

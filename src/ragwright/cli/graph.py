@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import click
 
-from ragwright.cli_common import State, caller, command
-from ragwright.cli_output import one_line
+from ragwright.cli.common import State, caller, command
+from ragwright.cli.output import one_line
 
 
 @click.group("graph")

@@ -1,0 +1,6 @@
+"""``python -m ragwright.cli``: the ``ragwright`` command."""
+
+from ragwright.cli.main import main
+
+if __name__ == "__main__":
+    main()

@@ -67,7 +67,7 @@ def test_parsing_ahead_overlaps_parses_and_changes_nothing_else(
     two_workers: None, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sequential = Rag(SqliteStore(tmp_path / "a.db"), HashingEmbedder())
-    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 0)  # no parsing ahead
+    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
     first = sequential.ingest(folder)
     monkeypatch.undo()
 
@@ -86,48 +86,14 @@ def test_parsing_ahead_overlaps_parses_and_changes_nothing_else(
     assert again.unchanged == 6 and ahead_watch.calls <= 1
 
 
-@pytest.fixture
-def one_worker() -> Iterator[None]:
-    before = limits.pool_size()
-    limits.configure(workers=1)
-    yield
-    limits.configure(workers=before)
-
-
-def test_one_worker_parses_the_next_file_while_this_one_is_chunked(
-    one_worker: None, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On a 2-core machine (one worker) the next file is parsed ahead too, one parse at a time: the worker
-    no longer waits while the producer chunks; the results are those of a run without parsing ahead."""
+def test_one_worker_parses_nothing_ahead(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ragwright.options import ParseOptions
     from ragwright.sources import FolderSource
 
+    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
     ahead = parse_ahead.ParseAhead(SqliteStore(tmp_path / "s.db"), ParseOptions())
     items = list(FolderSource(folder).items())
-    assert ahead.active and [i.document_id for i in ahead.wrap(items)] == [i.document_id for i in items]
-    assert not parse_ahead.ParseAhead(SqliteStore(tmp_path / "s.db"), ParseOptions(), workers=0).active
-
-    sequential = Rag(SqliteStore(tmp_path / "a.db"), HashingEmbedder())
-    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 0)
-    first = sequential.ingest(folder)
-    monkeypatch.undo()
-    pids: set[int] = set()
-    real = limits.run_isolated
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        pids.update(limits.worker_pids())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(limits, "run_isolated", watched)
-    ahead_watch = Watch(parse_ahead.parse_bytes)
-    monkeypatch.setattr(parse_ahead, "parse_bytes", ahead_watch)
-    rag = Rag(SqliteStore(tmp_path / "b.db"), HashingEmbedder())
-    report = rag.ingest(folder)
-    assert ahead_watch.calls >= 4  # parsed ahead …
-    assert len(pids) <= 1  # … by the one worker
-    assert report.added == first.added == 6
-    assert [(f.document, f.stage) for f in report.failed] == [(f.document, f.stage) for f in first.failed]
-    assert chunks_of(rag) == chunks_of(sequential)
+    assert not ahead.active and list(ahead.wrap(items)) == items and ahead.started == 0
 
 
 def _pid_after(seconds: float) -> int:

@@ -1,13 +1,11 @@
 """Parse the next documents while this one is chunked and the last ones embedded.
 
 Ingestion reads, parses and chunks on one producer thread while the calling thread embeds and writes
-(:mod:`ragwright.ingest.pipeline`). The isolated parser runs a pool of worker processes
-(:func:`ragwright.parse.limits.pool_size`, by default one per three cores beyond the first two):
-:class:`ParseAhead` keeps it busy by starting, on threads, the parse of the next documents the source
-will list, so their results are ready when the producer reaches them. With one worker (2- and 4-core
-machines, or ``limits.configure(workers=1)``) it still parses one document ahead: the worker then
-parses the next file while the producer chunks this one (and, on the first document, while the
-chunking models load), instead of waiting for it — still one parse at a time, as the pool allows.
+(:mod:`ragwright.ingest.pipeline`). On a machine with cores to spare, the isolated parser runs a pool of
+worker processes (:func:`ragwright.parse.limits.pool_size`, by default one per three cores beyond the
+first two): :class:`ParseAhead` keeps it busy by starting, on threads, the parse of the next documents
+the source will list, so their results are ready when the producer reaches them. With one worker
+(2- and 4-core machines, or ``limits.configure(workers=1)``) it does nothing.
 
 It only guesses what the producer will parse: a document whose raw bytes and parser version match its
 registry record (unchanged, so not parsed at all) or whose parse is cached is left alone, and a result
@@ -39,14 +37,12 @@ log = logging.getLogger(__name__)
 
 
 class ParseAhead:
-    """Parses up to ``pool_size() - 1`` upcoming items (at least one) in the background (see the module
-    docstring); ``workers=0`` turns it off."""
+    """Parses up to ``pool_size() - 1`` upcoming items in the background (see the module docstring)."""
 
     def __init__(self, store: Any, options: ParseOptions, *, workers: int | None = None) -> None:
         self._store = store
         self._options = options
-        size = pool_size() if workers is None else workers
-        self._ahead = max(1, size - 1) if size > 0 else 0
+        self._ahead = max(0, (pool_size() if workers is None else workers) - 1)
         self._futures: dict[str, Future[tuple[str, Document | BaseException] | None]] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None

@@ -303,6 +303,7 @@ def measure(
 
 def profile_hybrid(path: Path, embedder: Any, queries: list[str], vectors: dict[str, Any], analyzer: str) -> str:
     """cProfile of hybrid searches (cached query vector) with the arms inline on this thread."""
+    import ragwright.retrieve.combine as combine
     import ragwright.retrieve.pipeline as pipeline
 
     async def inline(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -313,6 +314,7 @@ def profile_hybrid(path: Path, embedder: Any, queries: list[str], vectors: dict[
     options = RetrievalOptions(top_k=TOP_K, use_hybrid_search=True)
     original = getattr(pipeline, "to_thread")  # noqa: B009 - the name is imported there, not exported
     setattr(pipeline, "to_thread", inline)  # noqa: B010
+    setattr(combine, "to_thread", inline)  # noqa: B010 - the fusion and feedback of each branch
     try:
         for q in queries[:20]:
             rag.search(q, options)
@@ -323,6 +325,7 @@ def profile_hybrid(path: Path, embedder: Any, queries: list[str], vectors: dict[
         profiler.disable()
     finally:
         setattr(pipeline, "to_thread", original)  # noqa: B010
+        setattr(combine, "to_thread", original)  # noqa: B010
         store.close()
     buf = io.StringIO()
     stats = pstats.Stats(profiler, stream=buf)

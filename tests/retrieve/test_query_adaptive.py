@@ -108,7 +108,7 @@ def test_feedback_runs_a_second_pass_and_degrades(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("analyzer gone")
 
-    monkeypatch.setattr("ragwright.retrieve.pipeline.rm3_query", broken)
+    monkeypatch.setattr("ragwright.retrieve.combine.rm3_query", broken)
     with caplog.at_level("WARNING"):
         again = rag.search("lens", top_k=3, feedback=FeedbackOptions(rm3=True, rocchio=False), **keyword)
     assert [r.chunk.document_id for r in again] == ["lens.md"]  # the first pass serves the query

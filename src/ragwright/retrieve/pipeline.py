@@ -19,7 +19,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -28,25 +28,22 @@ from ragwright import telemetry
 from ragwright._sync import to_thread
 from ragwright.cache.keys import bind_scope
 from ragwright.errors import ConfigError
-from ragwright.index.analyzers import get_analyzer
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.model.outcome import RetrievalOutcome
-from ragwright.model.results import ArmHit, SearchResult
+from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder
 from ragwright.models.llms.base import ChatModel, Message
 from ragwright.postprocess.chain import Tools, postprocess
 from ragwright.postprocess.rerank import Reranker
-from ragwright.retrieve.arms import dense_completions, fuse_hits, missing_from, rescore
+from ragwright.retrieve.combine import BranchFusion
 from ragwright.retrieve.dispatch import choose_path
-from ragwright.retrieve.feedback import rm3_query, rocchio
-from ragwright.retrieve.fusion import Scale
 from ragwright.retrieve.options import EnsembleOptions, RetrievalOptions
 from ragwright.retrieve.phrases import apply_phrases, quoted_phrases
 from ragwright.retrieve.request import RetrievalRequest, StageBase
 from ragwright.retrieve.transforms.options import TransformOptions
 from ragwright.retrieve.transforms.plan import Branch, QueryPlan, RetrievalTrace, build_plan, fuse_branches
-from ragwright.stores.base import ChunkLookup, Hit, HybridSearch, KeywordSearch, ScoreScale, SparseSearch, VectorSearch
+from ragwright.stores.base import ChunkLookup, Hit, HybridSearch, KeywordSearch, SparseSearch, VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -246,109 +243,32 @@ class Retriever(StageBase):
         if branch.vector is None and vectors:
             branch.vector = vectors[0]  # reused when self-query filters are relaxed
         query_vector.extend(vectors)
-        stored: dict[str, Vector] = {}  # stored vectors read for this branch, shared by its passes
+        fusion = BranchFusion(self.store, self.lookup)
         fb = options.feedback
         if fb is not None and fb.rocchio and fb.rocchio_scope == "candidates" and len(hits_per_arm) > 1:
-            await self._prefetch(hits_per_arm, stored)  # one read for the completions and the feedback
-        results = await self._combine(hits_per_arm, depth, options, vectors[0] if vectors else None, stored)
-        if options.feedback is not None and results:
-            hits_per_arm, vector = await self._feedback(call, branch, hits_per_arm, results, depth, flt, stored)
-            results = await self._combine(hits_per_arm, depth, options, vector, stored)
+            await fusion.prefetch(hits_per_arm)  # one read for the completions and the feedback
+        vector = vectors[0] if vectors else None
+        results = await fusion.combine(hits_per_arm, depth, options, vector)
+        if fb is not None and results:
+
+            def search_dense(moved: Vector) -> Awaitable[list[Hit]]:
+                return self._arm(call, "dense", branch.text, depth, flt, [], moved)
+
+            hits_per_arm, vector = await fusion.feedback(
+                fb,
+                branch.text,
+                branch.vector,
+                hits_per_arm,
+                results,
+                depth=depth,
+                min_score=options.min_score,
+                identity=call.identity,
+                metadata_filter=flt,
+                search_dense=search_dense,
+            )
+            results = await fusion.combine(hits_per_arm, depth, options, vector)
         phrases = quoted_phrases(branch.text)
         return await to_thread(apply_phrases, results, phrases) if phrases else results
-
-    async def _combine(
-        self,
-        hits_per_arm: dict[str, list[Hit]],
-        depth: int,
-        options: RetrievalOptions,
-        vector: Vector | None,
-        stored: dict[str, Vector],
-    ) -> list[SearchResult]:
-        """One arm's hits as results, or several arms fused (convex fusion gets exact dense completions,
-        from the *stored* vectors this branch already read, else read now and added to them)."""
-        if len(hits_per_arm) == 1:
-            ((arm, hits),) = hits_per_arm.items()
-            return [SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)}) for rank, h in enumerate(hits, 1)]
-        ensemble = options.ensemble or EnsembleOptions()
-        completions: dict[str, dict[str, float]] = {}
-        if ensemble.method == "convex" and "dense" in hits_per_arm and vector is not None:
-            completions["dense"] = await to_thread(self._dense_completions, vector, hits_per_arm, stored)
-        return fuse_hits(hits_per_arm, ensemble, scales=self._scales(), completions=completions, depth=depth)
-
-    async def _feedback(
-        self,
-        call: _Call,
-        branch: Branch,
-        hits_per_arm: dict[str, list[Hit]],
-        results: list[SearchResult],
-        depth: int,
-        flt: Filter | None,
-        stored: dict[str, Vector],
-    ) -> tuple[dict[str, list[Hit]], Vector | None]:
-        """The second pass of pseudo-relevance feedback: RM3 on the keyword arm, Rocchio on the dense arm,
-        learnt from the first pass's best results (already visible to the caller). Rocchio's moved vector
-        re-scores the first pass's candidates (``rocchio_scope="candidates"``) or searches the index again
-        (``"index"``). A failure keeps the first pass (``feedback_failed``)."""
-        fb = call.options.feedback
-        assert fb is not None
-        top = [r.chunk for r in results[: fb.documents]]
-        out = dict(hits_per_arm)
-        vector = branch.vector
-        try:
-            if fb.rocchio and "dense" in out and vector is not None and self.lookup is not None:
-                lookup = self.lookup
-                if fb.rocchio_scope == "candidates":
-                    pool = {h.chunk.id: h.chunk for hits in hits_per_arm.values() for h in hits}
-                    await to_thread(_read_vectors, lookup, list(pool), stored)
-                    vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
-                    out["dense"] = rescore(vector, pool, stored, depth, call.options.min_score)
-                else:
-                    await to_thread(_read_vectors, lookup, [c.id for c in top], stored)
-                    vector = rocchio(vector, [stored[c.id] for c in top if c.id in stored], fb.rocchio_beta)
-                    out["dense"] = await self._arm(call, "dense", branch.text, depth, flt, [], vector)
-            if fb.rm3 and "bm25" in out and isinstance(self.store, KeywordSearch):
-                analyzer = get_analyzer(self.store.keyword_analyzer)
-                query = rm3_query(analyzer, branch.text, top, terms=fb.terms, weight=fb.rm3_weight)
-                out["bm25"] = await to_thread(
-                    self.store.search_keyword, query, depth, identity=call.identity, metadata_filter=flt
-                )
-        except Exception as exc:  # degrade, never break
-            log.warning("feedback_failed: %s: %s; the first pass serves the query", type(exc).__name__, exc)
-            return hits_per_arm, branch.vector
-        return out, vector
-
-    async def _prefetch(self, hits_per_arm: dict[str, list[Hit]], stored: dict[str, Vector]) -> None:
-        """The stored vectors of every candidate (already visible to the caller), in one read; a failure
-        leaves them to be read (or degraded) where they are needed."""
-        lookup = self.lookup
-        if lookup is None or "dense" not in hits_per_arm:
-            return
-        ids = list(dict.fromkeys(h.chunk.id for hits in hits_per_arm.values() for h in hits))
-        try:
-            await to_thread(_read_vectors, lookup, ids, stored)
-        except Exception as exc:  # degrade: the completions and the feedback read what they need
-            log.debug("vector_prefetch_failed: %s: %s", type(exc).__name__, exc)
-
-    def _scales(self) -> dict[str, Scale]:
-        """How convex fusion reads each arm: the dense arm's cosine as it is (unless the store's scores
-        are opaque), keyword and sparse scores relative to the query's best."""
-        dense: Scale = "raw" if self.store.score_scale == ScoreScale.SIMILARITY else "max"
-        return {"dense": dense, "bm25": "max", "sparse": "max"}
-
-    def _dense_completions(
-        self, vector: Vector, hits_per_arm: dict[str, list[Hit]], stored: dict[str, Vector]
-    ) -> dict[str, float]:
-        """Exact cosines of the chunks only the other arms returned (already visible to the caller)."""
-        wanted = missing_from("dense", hits_per_arm)
-        if not wanted or self.lookup is None:
-            return {}
-        try:
-            _read_vectors(self.lookup, wanted, stored)
-            return dense_completions(vector, {cid: stored[cid] for cid in wanted if cid in stored})
-        except Exception as exc:  # degrade: fusion reads the dense arm's floor instead
-            log.warning("dense_completion_failed: %s: %s; fusing without exact cosines", type(exc).__name__, exc)
-            return {}
 
     def _pool(self, options: RetrievalOptions) -> int:
         """How many candidates the post-processing stages need (over-fetch for rerank/MMR/redundancy)."""
@@ -453,13 +373,6 @@ class Retriever(StageBase):
             self.store.search_hybrid, branch.text, vector, depth, identity=call.identity, metadata_filter=flt
         )
         return [SearchResult(h.chunk, h.score, fusion="native") for h in hits]
-
-
-def _read_vectors(lookup: ChunkLookup, ids: Sequence[str], stored: dict[str, Vector]) -> None:
-    """Add the stored vectors of *ids* not yet in *stored* (one read for all of them)."""
-    missing = [cid for cid in ids if cid not in stored]
-    if missing:
-        stored.update(lookup.get_vectors(missing))
 
 
 def _lookup_of(store: object) -> ChunkLookup | None:

@@ -29,6 +29,7 @@ from ragwright.graph.options import GraphOptions
 from ragwright.graph.sqlite_tables import SqliteGraphTables, open_graph_tables
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.stores.side_tables import follow_documents
 
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
@@ -148,13 +149,7 @@ class GraphIndex:
 
     def documents_changed(self, document_ids: Sequence[str]) -> None:
         """A removal or an access change of these documents (Rag.remove / Rag.update_acl): follow it now."""
-        known = self.tables.documents()
-        for doc in document_ids:
-            record = self.store.get_record(doc)
-            if record is None or record.status is not DocumentStatus.INDEXED:
-                self.tables.remove_document(doc)
-            elif doc in known:
-                self.tables.update_access(doc, record.tenant, record.acl)
+        follow_documents(self.store, self.tables, document_ids)
 
     # -- entity resolution -------------------------------------------------------------------------------
     def resolve(self, tenant: str | None = None) -> list[tuple[str, str, str, float]]:

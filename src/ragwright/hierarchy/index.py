@@ -31,6 +31,7 @@ from ragwright.hierarchy.tree import TreeBuilder
 from ragwright.model.chunk import Chunk
 from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
+from ragwright.stores.side_tables import follow_documents
 
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
@@ -182,13 +183,7 @@ class HierarchyIndex:
 
     def documents_changed(self, document_ids: Sequence[str]) -> None:
         """A removal or an access change of these documents (Rag.remove / Rag.update_acl): follow it now."""
-        known = self.tables.documents()
-        for doc in document_ids:
-            record = self.store.get_record(doc)
-            if record is None or record.status is not DocumentStatus.INDEXED:
-                self.tables.remove_document(doc)
-            elif doc in known:
-                self.tables.update_access(doc, record.tenant, record.acl)
+        follow_documents(self.store, self.tables, document_ids)
 
     def refresh_trees(self) -> list[str]:
         """Rebuild the stale scopes' trees (nothing when ``tree`` is off); returns the scopes rebuilt."""

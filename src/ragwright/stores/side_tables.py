@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from ragwright.errors import ConfigError
 
-__all__ = ["SideTables", "file_has_rows", "open_side_database"]
+__all__ = ["DocumentRows", "SideTables", "file_has_rows", "follow_documents", "open_side_database"]
 
 
 def open_side_database(store: Any, *, hook: str, feature: str, busy_timeout: float = 30.0) -> sqlite3.Connection:
@@ -54,6 +54,30 @@ def file_has_rows(store: object, table: str) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
+
+
+class DocumentRows(Protocol):
+    """Side tables that keep rows per document, each with the document's tenant and ACL."""
+
+    def documents(self) -> Mapping[str, Any]: ...
+
+    def remove_document(self, document_id: str) -> None: ...
+
+    def update_access(self, document_id: str, tenant: str, acl: Sequence[str]) -> None: ...
+
+
+def follow_documents(store: Any, tables: DocumentRows, document_ids: Sequence[str]) -> None:
+    """A removal or an access change of these documents (``Rag.remove`` / ``Rag.update_acl``): their rows
+    go with a document that is no longer indexed, and take its new tenant and ACL otherwise."""
+    from ragwright.model.records import DocumentStatus
+
+    known = tables.documents()
+    for doc in document_ids:
+        record = store.get_record(doc)
+        if record is None or record.status is not DocumentStatus.INDEXED:
+            tables.remove_document(doc)
+        elif doc in known:
+            tables.update_access(doc, record.tenant, record.acl)
 
 
 class SideTables:

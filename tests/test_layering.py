@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
         (
             "rag",
             "rag_admin",
+            "rag_answers",
             "rag_telemetry",
             "rag_graph",
             "rag_agent",

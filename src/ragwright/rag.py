@@ -15,42 +15,35 @@ import asyncio
 import copy
 import logging
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ragwright import rag_telemetry, telemetry
 from ragwright._sync import run_sync, to_thread
 from ragwright.chunk import make_chunker
-from ragwright.errors import ConfigError
-from ragwright.generate import AnswerStream, AsyncAnswerStream, ExtractiveAnswerer, LlmAnswerer, PromptObserver
+from ragwright.generate import ExtractiveAnswerer, LlmAnswerer, PromptObserver
 from ragwright.ingest import IngestPipeline, IngestReport
 from ragwright.ingest.pipeline import ProgressCallback
 from ragwright.model.identity import Identity
-from ragwright.model.results import RagResponse, SearchResult
+from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder, embedder_spec
 from ragwright.models.llms.base import ChatModel
 from ragwright.models.sparse import SparseEncoder, load_sparse_encoder
 from ragwright.options import (
-    DEFAULT_WEIGHTS,
     PRESETS,
     ChunkingOptions,
-    EnsembleOptions,
-    FeedbackOptions,
     IngestOptions,
     ParentOptions,
     RagOptions,
-    RagOverrides,
     RetrievalOptions,
     RetrievalOverrides,
 )
 from ragwright.postprocess.rerank import Reranker
 from ragwright.rag_admin import IngestArgs, RagAdmin
+from ragwright.rag_answers import RagAnswers
 from ragwright.retrieve import Retriever
 from ragwright.retrieve.request import RetrievalRequest
-from ragwright.retrieve.transforms.plan import RetrievalTrace
 from ragwright.sources import Source, open_sources
 from ragwright.stores.base import Store
 
@@ -68,7 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Rag(RagAdmin):
+class Rag(RagAnswers, RagAdmin):
     """Ingest, search and ask over one store."""
 
     def __init__(
@@ -336,161 +329,6 @@ class Rag(RagAdmin):
     aretrieve = asearch
     retrieve = search
 
-    # -- answers ---------------------------------------------------------------------------------------
-    async def aask(
-        self,
-        question: str,
-        options: RagOptions | None = None,
-        *,
-        identity: Identity | None = None,
-        **overrides: Unpack[RagOverrides],
-    ) -> RagResponse:
-        """Answer *question* from the indexed documents with ``[Source N]`` citations, or decline.
-
-        The chat model writes the answer when one is configured (``answer_mode`` ``None``/``"llm"``),
-        else the extractive answerer quotes the sources.
-        """
-        opts, who = self._rag_options(options, overrides), identity or self.identity
-
-        async def compute() -> RagResponse:
-            if opts.use_corrective_answer:
-                return await self._corrective_answer(question, opts, who)
-            stream = await self._start_answer(question, opts, who, {}, streaming=False)
-            return await to_thread(stream.collect)
-
-        if self.answer_cache is None:
-            return await compute()
-        return await self.answer_cache.get_or_create(question, opts, who, compute)  # verified answers only
-
-    async def _corrective_answer(self, question: str, opts: RagOptions, who: Identity) -> RagResponse:
-        """The corrective loop (after CRAG: Yan et al. 2024, "Corrective Retrieval Augmented Generation"):
-        retrieve → grade → answer, or rewrite and retry (capped), then web search if configured, else an
-        honest decline."""
-        from ragwright.retrieve.strategies.crag_loop import CorrectiveAnswerLoop
-        from ragwright.retrieve.strategies.options import CragOptions
-
-        answerer = self._answerer(opts)
-
-        async def answer(q: str, evidence: list[SearchResult]) -> RagResponse:
-            return await to_thread(AnswerStream(answerer.run(q, evidence, opts, streaming=False)).collect)
-
-        loop = CorrectiveAnswerLoop(
-            self.strategies, llm=self.llm, web=self._web_search, options=self._plan.crag or CragOptions()
-        )
-        outcome = await loop.run(RetrievalRequest(question, self._ask_retrieval(opts), who), answer)
-        log.info(
-            "corrective_answer: attempts=%d queries=%d web=%s", outcome.attempts, len(outcome.queries), outcome.used_web
-        )
-        return outcome.response
-
-    def ask(
-        self,
-        question: str,
-        options: RagOptions | None = None,
-        *,
-        identity: Identity | None = None,
-        **overrides: Unpack[RagOverrides],
-    ) -> RagResponse:
-        return run_sync(self.aask(question, options, identity=identity, **overrides))
-
-    def ask_stream(
-        self,
-        question: str,
-        options: RagOptions | None = None,
-        *,
-        identity: Identity | None = None,
-        **overrides: Unpack[RagOverrides],
-    ) -> AnswerStream:
-        """Like :meth:`ask`, streamed: iterate for ``str`` deltas, then read ``.response`` (whose answer
-        is the concatenated deltas). Retrieval runs now; the model is called as the stream is read."""
-        return run_sync(self._start_answer(question, options, identity, overrides, streaming=True))
-
-    def aask_stream(
-        self,
-        question: str,
-        options: RagOptions | None = None,
-        *,
-        identity: Identity | None = None,
-        **overrides: Unpack[RagOverrides],
-    ) -> AsyncAnswerStream:
-        """The async :meth:`ask_stream`: ``async for delta in rag.aask_stream(q)`` then ``.response``.
-
-        Options are checked now; retrieval runs on the first step (or when the stream is awaited).
-        """
-        opts = self._rag_options(options, overrides)
-        self._answerer(opts)  # a missing chat model is a configuration error, raised here
-
-        async def start() -> AnswerStream:
-            return await self._start_answer(question, opts, identity, {}, streaming=True)
-
-        return AsyncAnswerStream(start)
-
-    def _rag_options(self, options: RagOptions | None, overrides: Mapping[str, Any]) -> RagOptions:
-        opts = options or self.rag_options
-        return opts.merged(**overrides) if overrides else opts
-
-    def _answerer(self, opts: RagOptions) -> ExtractiveAnswerer | LlmAnswerer:
-        mode = opts.answer_mode or ("llm" if self.llm_answerer is not None else "extractive")
-        if mode == "extractive":
-            return self.answerer
-        if self.llm_answerer is None:
-            raise ConfigError(
-                "answer_mode='llm' needs a chat model: Rag(..., llm=load_chat('local')) in Python, "
-                "or `ragwright --llm local ask …` on the command line"
-            )
-        return self.llm_answerer
-
-    async def _start_answer(
-        self,
-        question: str,
-        options: RagOptions | None,
-        identity: Identity | None,
-        overrides: Mapping[str, Any],
-        *,
-        streaming: bool,
-    ) -> AnswerStream:
-        """Retrieve, then hand the sources to the answerer: the one body behind every ask variant."""
-        opts = self._rag_options(options, overrides)
-        answerer = self._answerer(opts)
-        start = time.perf_counter()
-        retrieval = self._ask_retrieval(opts)
-        trace = RetrievalTrace(question)
-        span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
-        # the history feeds query condensing; the trace records what the transforms did
-        request = RetrievalRequest.of(
-            question, retrieval, identity or self.identity, history=opts.conversation_history, trace=trace
-        )
-        try:
-            with telemetry.current(span):  # the retrievals are the answer's child spans
-                results = list((await self.strategies.run(request)).results)
-        except BaseException as exc:
-            rag_telemetry.failed(span, "ask", exc)
-            raise
-        retrieved = time.perf_counter()
-        if trace.transforms or trace.relaxed_filters:
-            log.info("ask_transforms: %s", trace.summary())
-        path = _retrieval_path(
-            results,
-            retrieval.arms,
-            rerank=self.retriever.reranker is not None,
-            ensemble=retrieval.ensemble,
-            feedback=retrieval.feedback,
-        )
-
-        def finish(response: RagResponse) -> RagResponse:
-            timings = {"retrieve_s": retrieved - start, **response.timings, "total_s": time.perf_counter() - start}
-            done = replace(response, timings=timings, retrieval_path=path)
-            rag_telemetry.answer_finished(span, done)
-            return done
-
-        return AnswerStream(answerer.run(question, results, opts, streaming=streaming), finish)
-
-    def _ask_retrieval(self, opts: RagOptions) -> RetrievalOptions:
-        """The retrieval options of an ask: the Rag's retrieval settings (rerank, transforms, strategy
-        switches …) with the fields RagOptions shares with them taken from *opts*."""
-        given = opts.to_retrieval_options()
-        return self.retrieval_options.merged(**{n: getattr(given, n) for n in RagOptions.retrieval_fields()})
-
     def conversation(self, *, identity: Identity | None = None, session: str | None = None) -> Conversation:
         """A conversation (:mod:`ragwright.rag_memory`): follow-ups condensed, history kept to a token budget,
         a named *session* stored per identity in the store."""
@@ -511,30 +349,3 @@ class Rag(RagAdmin):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _retrieval_path(
-    results: Sequence[SearchResult],
-    arms: Sequence[str],
-    *,
-    rerank: bool,
-    ensemble: EnsembleOptions | None = None,
-    feedback: FeedbackOptions | None = None,
-) -> str:
-    """The path retrieval took, from the evidence on the results: ``dense+bm25 → convex (dense 0.7,
-    bm25 0.3) → rocchio → rerank`` (the weights of a weighted fusion as used; the feedback that ran)."""
-    seen = list(dict.fromkeys(arm for r in results for arm in r.arms if arm not in ("rerank", "phrase"))) or list(arms)
-    steps = ["+".join(seen)]
-    fusion = next((r.fusion for r in results if r.fusion), None)
-    if fusion:
-        if fusion in ("convex", "weighted"):
-            used = ensemble or EnsembleOptions()
-            fusion += (
-                " (" + ", ".join(f"{arm} {used.weight(arm):g}" for arm in seen if arm in DEFAULT_WEIGHTS[fusion]) + ")"
-            )
-        steps.append(fusion)
-    if feedback is not None and results:
-        steps.append("+".join(name for name, on in (("rm3", feedback.rm3), ("rocchio", feedback.rocchio)) if on))
-    if rerank and any("rerank" in r.arms for r in results):
-        steps.append("rerank")
-    return " → ".join(steps)

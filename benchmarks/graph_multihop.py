@@ -152,17 +152,27 @@ def source(docs: dict[str, str]) -> BytesSource:
     return BytesSource(data, names={d: "paragraph.md" for d in docs})
 
 
-def open_store(docs: dict[str, str], work: Path, options: GraphOptions) -> Rag:
-    key = hashlib.sha256("\n".join(sorted(docs)).encode()).hexdigest()[:12]
+def open_store(
+    docs: dict[str, str],
+    work: Path,
+    options: GraphOptions,
+    *,
+    prefix: str = "multihop",
+    key_text: str | None = None,
+    make_source: Callable[[dict[str, str]], BytesSource] | None = None,
+) -> Rag:
+    """The corpus *docs* ingested once with the graph into a store cached under *work* (named by *prefix*,
+    the document count and a hash of *key_text*, by default the document ids)."""
+    key = hashlib.sha256((key_text if key_text is not None else "\n".join(sorted(docs))).encode()).hexdigest()[:12]
     work.mkdir(parents=True, exist_ok=True)
-    path, done = work / f"multihop-{len(docs)}-{key}.db", work / f"multihop-{len(docs)}-{key}.done"
+    path, done = work / f"{prefix}-{len(docs)}-{key}.db", work / f"{prefix}-{len(docs)}-{key}.done"
     if done.exists():
         return Rag(SqliteStore(path), default_embedder(), graph=options)
-    for stale in work.glob(f"multihop-{len(docs)}-{key}.db*"):
+    for stale in work.glob(f"{prefix}-{len(docs)}-{key}.db*"):
         stale.unlink()
     rag = Rag(SqliteStore(path), default_embedder(), graph=options)
     started = time.perf_counter()
-    report = rag.ingest(source(docs))
+    report = rag.ingest((make_source or source)(docs))
     seconds = time.perf_counter() - started
     done.write_text(json.dumps({"seconds": seconds, "chunks": report.chunks, "documents": len(docs)}))
     print(f"ingested {len(docs)} documents ({report.chunks} chunks) with the graph in {seconds:.0f}s", flush=True)

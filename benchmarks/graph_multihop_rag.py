@@ -39,21 +39,19 @@ import hashlib
 import html
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragwright.graph import GraphOptions
 from ragwright.graph.local import local_search, query_found
-from ragwright.models.embedders import default_embedder
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
-from ragwright.stores.sqlite import SqliteStore
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from graph_multihop import CACHE, Question, _checked, parse_variants, recall, timed  # noqa: E402
+from graph_multihop import open_store as open_hotpot_store  # noqa: E402
 from graph_multihop import table as hotpot_table  # noqa: E402
 
 MANIFEST = HERE / "multihop_rag_data.json"
@@ -117,20 +115,8 @@ def source(docs: dict[str, str]) -> BytesSource:
 
 
 def open_store(docs: dict[str, str], work: Path, options: GraphOptions) -> Rag:
-    key = hashlib.sha256("\n".join(f"{d}\t{t}" for d, t in sorted(docs.items())).encode()).hexdigest()[:12]
-    work.mkdir(parents=True, exist_ok=True)
-    path, done = work / f"mhr-{len(docs)}-{key}.db", work / f"mhr-{len(docs)}-{key}.done"
-    if done.exists():
-        return Rag(SqliteStore(path), default_embedder(), graph=options)
-    for stale in work.glob(f"mhr-{len(docs)}-{key}.db*"):
-        stale.unlink()
-    rag = Rag(SqliteStore(path), default_embedder(), graph=options)
-    started = time.perf_counter()
-    report = rag.ingest(source(docs))
-    seconds = time.perf_counter() - started
-    done.write_text(json.dumps({"seconds": seconds, "chunks": report.chunks, "documents": len(docs)}))
-    print(f"ingested {len(docs)} documents ({report.chunks} chunks) with the graph in {seconds:.0f}s", flush=True)
-    return rag
+    key_text = "\n".join(f"{d}\t{t}" for d, t in sorted(docs.items()))
+    return open_hotpot_store(docs, work, options, prefix="mhr", key_text=key_text, make_source=source)
 
 
 #: MultiHop-RAG's question types, and all of them pooled.

@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from ragwright.agent import AgentOptions
-from ragwright.cli import main
 from ragwright.config import load_settings
 from ragwright.config.wiring import build_rag
 from ragwright.errors import ConfigError
@@ -20,31 +18,15 @@ from ragwright.rag_agent import agent_of, enable_agent
 from ragwright.stores.memory import MemoryStore
 from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
 from tests.agent.conftest import act
+from tests.cli_runner import cli_in
 
 DOC = "# Leave\n\n## Policy\n\nEmployees get 25 days of paid time off a year.\n"
 
 
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    import ragwright.config.wiring as wiring
-    import ragwright.models.embedders as embedders
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
-    monkeypatch.delenv("RAGWRIGHT_LLM", raising=False)
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec: HashingEmbedder())
-    chat: dict[str, Any] = {}
-    monkeypatch.setattr(wiring, "load_llm", lambda settings: chat.get(settings.llm))
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "leave.md").write_text(DOC)
-
-    def run(*args: str, code: int = 0) -> Any:
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-        assert result.exit_code == code, result.output + result.stderr
-        return result
-
-    run.chat = chat  # type: ignore[attr-defined]
-    return run
+    """Run ``ragwright`` in *tmp_path* with the hashing embedder and, when given, a scripted chat model."""
+    return cli_in(tmp_path, monkeypatch, DOC)
 
 
 def test_ask_agent_on_the_command_line(cli: Any, tmp_path: Path) -> None:

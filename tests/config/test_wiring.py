@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from ragwright.cli import main
 from ragwright.config import load_settings
 from ragwright.config.wiring import build_rag
 from ragwright.errors import ConfigError
 from ragwright.retrieve.strategies.compose import layers
 from ragwright.stores.memory import MemoryStore
 from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
+from tests.cli_runner import cli_in
 
 DOC = "# Leave\n\n## Policy\n\nEmployees get 25 days of paid time off a year.\n\n## Sick leave\n\nUnlimited.\n"
 
@@ -56,25 +55,7 @@ def test_a_stage_that_needs_a_model_without_one_is_refused(tmp_path: Path) -> No
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run ``ragwright`` in *tmp_path* with the hashing embedder and, when given, a scripted chat model."""
-    import ragwright.config.wiring as wiring
-    import ragwright.models.embedders as embedders
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RAGWRIGHT_CONFIG", raising=False)
-    monkeypatch.delenv("RAGWRIGHT_LLM", raising=False)
-    monkeypatch.setattr(embedders, "load_embedder", lambda spec: HashingEmbedder())
-    chat: dict[str, Any] = {}
-    monkeypatch.setattr(wiring, "load_llm", lambda settings: chat.get(settings.llm))
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "leave.md").write_text(DOC)
-
-    def run(*args: str, code: int = 0) -> Any:
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-        assert result.exit_code == code, result.output + result.stderr
-        return result
-
-    run.chat = chat  # type: ignore[attr-defined]
-    return run
+    return cli_in(tmp_path, monkeypatch, DOC)
 
 
 def test_the_cli_reads_ragwright_toml_and_its_flags_win(cli: Any, tmp_path: Path) -> None:

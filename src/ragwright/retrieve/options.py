@@ -108,7 +108,7 @@ class FeedbackOptions(OptionsBase):
     ``rocchio_scope``: ``"candidates"`` (the default) re-scores every arm's first-pass candidates with the
     moved vector (exact cosines from the stored vectors) instead of searching the index again
     (``"index"``): the same nDCG@10 on the five collections at a fraction of the cost
-    (``benchmarks/RESULTS.md``, "Rocchio on the candidates").
+    (``benchmarks/RESULTS.md``, "Rocchio feedback on the first pass's candidates").
     """
 
     rm3: bool = False

@@ -91,6 +91,7 @@ class FolderSource:
     def _list(self) -> list[Path]:
         pattern = "**/*" if self.recursive else "*"
         found = []
+        seen: set[Path] = set()
         inside = self.folder.resolve()
         for p in sorted(self.folder.glob(pattern)):
             rel = p.relative_to(self.folder)
@@ -98,6 +99,9 @@ class FolderSource:
                 continue
             if self._refused(p, inside):
                 continue
+            if p.resolve() in seen:  # a link inside the folder to a file listed already: one document
+                continue
+            seen.add(p.resolve())
             found.append(p)
         return found
 
@@ -115,9 +119,13 @@ class FolderSource:
 
     def items(self) -> Iterator[SourceItem]:
         inside = self.folder.resolve()
+        seen: set[str] = set()
         for p in self._paths:
             if not self._refused(p, inside):  # checked again: a link may have been planted since the listing
-                yield _item(p, None if self.follow_symlinks else inside)
+                item = _item(p, None if self.follow_symlinks else inside)
+                if item.document_id not in seen:  # two paths to one file (a link since the listing): once
+                    seen.add(item.document_id)
+                    yield item
 
     def __len__(self) -> int:
         return len(self._paths)

@@ -491,7 +491,7 @@ class _Model:
 
 def served_paths(service: Any) -> dict[str, Any]:
     """The retrieval paths a server has switched on (graph, hierarchy, agent, memory, route, federation)."""
-    from ragwright.rag_agent import _AGENTS
+    from ragwright.rag_agent import agent_of
 
     rag = service.rag
     route = getattr(service, "default_route", None)
@@ -499,7 +499,7 @@ def served_paths(service: Any) -> dict[str, Any]:
     return {
         "graph": to_plain(rag.graph.options) if rag.graph is not None else False,
         "hierarchy": to_plain(rag.hierarchy.options) if rag.hierarchy is not None else False,
-        "agent": to_plain(_AGENTS[rag].options) if rag in _AGENTS else False,
+        "agent": to_plain(agent.options) if (agent := agent_of(rag)) is not None else False,
         "memory": to_plain(rag.memory.options) if rag.memory is not None else {"persistent": False},
         "route": {"mode": route} if route is not None else False,
         "federation": {"stores": dict(stores)} if stores else False,

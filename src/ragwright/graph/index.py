@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.graph.model import ChunkText, Extraction, Extractor, grounded
 from ragwright.graph.options import GraphOptions
+from ragwright.graph.resolve import merge_targets, normalised
 from ragwright.graph.sqlite_tables import SqliteGraphTables, open_graph_tables
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
@@ -156,8 +157,6 @@ class GraphIndex:
         """Merge close names per tenant (never across); returns ``(tenant, alias, key, similarity)`` added."""
         if self.embedder is None or self.options.merge_similarity is None:
             return []
-        import numpy as np
-
         threshold = self.options.merge_similarity
         added: list[tuple[str, str, str, float]] = []
         for t in [tenant] if tenant is not None else self.tables.tenants():
@@ -170,19 +169,9 @@ class GraphIndex:
                 if len(entries) < 2 or len(entries) > 5_000:
                     continue
                 entries.sort(key=lambda e: (-e[2], e[0]))  # the most mentioned name is the canonical one
-                vectors = np.asarray(self.embedder.embed_documents([s for _, s, _ in entries]), dtype=np.float32)
-                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-                sims = vectors @ vectors.T
-                target: dict[int, int] = {}
-                for i in range(len(entries)):
-                    if i in target:
-                        continue
-                    for found in np.nonzero(sims[i, i + 1 :] >= threshold)[0]:
-                        j = int(found) + i + 1
-                        if j not in target and _compatible(entries[i][0], entries[j][0]):
-                            target[j] = i
-                for j, i in target.items():
-                    score = float(sims[i, j])
+                vectors = normalised(self.embedder.embed_documents([s for _, s, _ in entries]))
+                for j, i in merge_targets([k for k, _, _ in entries], vectors, threshold).items():
+                    score = float(vectors[i] @ vectors[j])
                     self.tables.merge(t, entries[j][0], entries[i][0], f"embedding:{type_}", score)
                     added.append((t, entries[j][0], entries[i][0], score))
         return added
@@ -192,15 +181,6 @@ class GraphIndex:
 
     def stats(self) -> dict[str, Any]:
         return {"extractor": self.extractor.version, **self.tables.counts()}
-
-
-def _compatible(a: str, b: str) -> bool:
-    """Names that differ only in a number or a year are different things (``iPhone 14`` / ``iPhone 15``)."""
-    digits_a, digits_b = (
-        [w for w in a.split() if any(ch.isdigit() for ch in w)],
-        [w for w in b.split() if any(ch.isdigit() for ch in w)],
-    )
-    return digits_a == digits_b
 
 
 def _with_own(own: object, derived: Sequence[str]) -> list[str]:

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import psycopg
 
+    from ragwright.stores.postgres.side_tables import PostgresSideDatabase
+
 log = logging.getLogger(__name__)
 
 _CHUNK_UPSERT = (
@@ -218,6 +220,12 @@ class PostgresStore(PostgresSearch, PostgresSparse):
     def tag_table(self) -> PostgresTagTable:
         """The tag vectors of tag-based retrieval (tables of :mod:`ragwright.stores.postgres.tags`)."""
         return PostgresTagTable(self._conn)
+
+    def side_database(self) -> PostgresSideDatabase:
+        """Where a feature keeps its tables beside the store's (the graph: :mod:`.side_tables`)."""
+        from ragwright.stores.postgres.side_tables import PostgresSideDatabase
+
+        return PostgresSideDatabase(self._conn)
 
     def index_version(self) -> int:
         """The store's change counter: it moves on every write by any process (cache keys use it)."""

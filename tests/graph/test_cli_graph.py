@@ -1,4 +1,5 @@
-"""The CLI reaches GraphRAG: ingest --graph, graph show (as the caller), ask --graph local|global."""
+"""The CLI reaches GraphRAG (an SQLite file or a postgresql:// store): ingest --graph, graph show (as the
+caller), ask --graph local|global."""
 
 import json
 from pathlib import Path
@@ -11,12 +12,12 @@ FILM = "# Big Stone Gap\n\nBig Stone Gap is a 2014 American romantic comedy film
 AUTHOR = "# Author\n\nAdriana Trigiani is an author. She lives in Greenwich Village in New York City.\n"
 
 
-def test_ingest_show_and_ask_with_the_graph(tmp_path: Path) -> None:
+def test_ingest_show_and_ask_with_the_graph(tmp_path: Path, location: str) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "film.md").write_text(FILM)
     (docs / "author.md").write_text(AUTHOR)
-    store = str(tmp_path / "s.db")
+    store = location
     run = CliRunner().invoke
     base = ["--store", store, "--embedder", "wordllama"]
     assert run(main, [*base, "ingest", str(docs), "--graph", "--tenant", "acme"]).exit_code == 0

@@ -1,4 +1,5 @@
-"""The graph beside a store: cascade (edit, delete, ACL change), chunk metadata, resolution, searches."""
+"""The graph beside a store (SQLite and PostgreSQL): cascade (edit, delete, ACL change), chunk metadata,
+resolution, searches."""
 
 from pathlib import Path
 
@@ -9,8 +10,8 @@ from ragwright.graph import GraphOptions
 from ragwright.model.identity import Identity
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
-from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
+from tests.graph.backends import open_at
 
 FILM = b"# Big Stone Gap\n\nBig Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani."
 AUTHOR = b"# Author\n\nAdriana Trigiani is a best-selling author. She lives in Greenwich Village in New York City."
@@ -18,13 +19,13 @@ SECRET = b"# Board minutes\n\nAdriana Trigiani secretly acquired Zorblax Holding
 ACME, BOARD = Identity("acme"), Identity("acme", ("board",))
 
 
-def make(path: Path, **options: object) -> Rag:
-    return Rag(SqliteStore(path), HashingEmbedder(max_tokens=64), graph=GraphOptions(**options))  # type: ignore[arg-type]
+def make(location: str, **options: object) -> Rag:
+    return Rag(open_at(location), HashingEmbedder(max_tokens=64), graph=GraphOptions(**options))  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def rag(tmp_path: Path) -> Rag:
-    r = make(tmp_path / "s.db", merge_similarity=None)
+def rag(location: str) -> Rag:
+    r = make(location, merge_similarity=None)
     r.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
     r.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
     return r
@@ -77,17 +78,17 @@ def test_an_edited_document_replaces_its_mentions(rag: Rag) -> None:
     assert graph.show("Melissa Nolan", identity=ACME)[0] is not None
 
 
-def test_a_store_ingested_before_the_graph_is_backfilled(tmp_path: Path) -> None:
-    plain = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64))
+def test_a_store_ingested_before_the_graph_is_backfilled(location: str) -> None:
+    plain = Rag(open_at(location), HashingEmbedder(max_tokens=64))
     plain.ingest(BytesSource({"film.md": FILM}), tenant="acme")
     plain.close()
-    rag = make(tmp_path / "s.db")
+    rag = make(location)
     rag.ingest(BytesSource({"film.md": FILM}), tenant="acme")  # unchanged: not re-chunked, but extracted
     assert rag.graph is not None and rag.graph.show("Adriana Trigiani", identity=ACME)[0] is not None
 
 
-def test_resolution_merges_within_a_tenant_reversibly_and_never_across(tmp_path: Path) -> None:
-    rag = make(tmp_path / "s.db", merge_similarity=0.5)
+def test_resolution_merges_within_a_tenant_reversibly_and_never_across(location: str) -> None:
+    rag = make(location, merge_similarity=0.5)
     rag.ingest(
         BytesSource({"a.md": b"Yesterday Contoso Pharma signed with Berlin. Contoso Pharmaceuticals grew."}),
         tenant="t1",
@@ -125,16 +126,16 @@ def test_options_are_validated() -> None:
         GraphOptions(hops=7)
 
 
-def test_a_document_changed_by_a_run_without_the_graph_is_extracted_again(tmp_path: Path) -> None:
-    rag = make(tmp_path / "s.db")
+def test_a_document_changed_by_a_run_without_the_graph_is_extracted_again(location: str) -> None:
+    rag = make(location)
     rag.ingest(BytesSource({"film.md": FILM}), tenant="acme")
     rag.close()
-    plain = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64))  # the graph is off here
+    plain = Rag(open_at(location), HashingEmbedder(max_tokens=64))  # the graph is off here
     plain.ingest(
         BytesSource({"film.md": b"# Big Stone Gap\n\nBig Stone Gap was directed by Melissa Nolan."}), tenant="acme"
     )
     plain.close()
-    again = make(tmp_path / "s.db")
+    again = make(location)
     again.ingest(BytesSource({}), tenant="acme")  # any run with the graph reconciles it with the registry
     graph = again.graph
     assert graph is not None
@@ -143,8 +144,8 @@ def test_a_document_changed_by_a_run_without_the_graph_is_extracted_again(tmp_pa
     assert graph.show("Adriana Trigiani", identity=ACME) == (None, [])
 
 
-def test_the_callers_own_entities_are_kept(tmp_path: Path) -> None:
-    rag = make(tmp_path / "s.db")
+def test_the_callers_own_entities_are_kept(location: str) -> None:
+    rag = make(location)
     rag.ingest(BytesSource({"film.md": FILM}), tenant="acme", metadata={"entities": "Trigiani Films"})
     (hit,) = rag.search("film", identity=ACME, top_k=1)
     names = hit.chunk.metadata["entities"]
@@ -153,9 +154,10 @@ def test_the_callers_own_entities_are_kept(tmp_path: Path) -> None:
 
 
 def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(tmp_path: Path) -> None:
+    """SQLite only: the PostgreSQL store has no blue/green reindex (no physical collections)."""
     from ragwright.options import ChunkingOptions
 
-    rag = make(tmp_path / "s.db", merge_similarity=None)
+    rag = make(str(tmp_path / "s.db"), merge_similarity=None)
     more = b" It was filmed in Virginia over one summer. The cast toured small towns. Critics were divided."
     rag.ingest(BytesSource({"film.md": FILM + more, "author.md": AUTHOR + more}), tenant="acme")
     before = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}
@@ -187,12 +189,12 @@ class _PrefersAuthor:
         return [1.0 if "lives" in p else 0.0 for p in passages]
 
 
-def test_graph_local_results_are_reranked_when_a_reranker_is_configured(tmp_path: Path) -> None:
+def test_graph_local_results_are_reranked_when_a_reranker_is_configured(location: str) -> None:
     from ragwright.options import RetrievalOptions
 
     reranker = _PrefersAuthor()
     rag = Rag(
-        SqliteStore(tmp_path / "s.db"),
+        open_at(location),
         HashingEmbedder(max_tokens=64),
         graph=GraphOptions(merge_similarity=None),
         reranker=reranker,

@@ -2,14 +2,12 @@
 about a reached entity (opens with it) outranks chunks that merely mention it, lowercase words of the
 question do not seed, and relations are read through both indexed columns."""
 
-from pathlib import Path
-
 from ragwright.graph import GraphOptions
 from ragwright.model.identity import Identity
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
-from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
+from tests.graph.backends import open_at
 
 DOCS = {
     "film.md": b"# Big Stone Gap\n\nBig Stone Gap is a 2014 American comedy film directed by Adriana Trigiani.",
@@ -21,14 +19,14 @@ DOCS = {
 WHO = Identity("acme")
 
 
-def make(tmp_path: Path) -> Rag:
-    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
+def make(location: str) -> Rag:
+    rag = Rag(open_at(location), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
     rag.ingest(BytesSource(DOCS), tenant="acme")
     return rag
 
 
-def test_the_chunk_about_the_bridge_entity_leads_the_graph_arm(tmp_path: Path) -> None:
-    rag = make(tmp_path)
+def test_the_chunk_about_the_bridge_entity_leads_the_graph_arm(location: str) -> None:
+    rag = make(location)
     assert rag.graph is not None
     found = rag.graph.search("Where does the director of Big Stone Gap live?", identity=WHO, top_k=5)
     graph_rank = {r.document_id: r.arms["graph"].rank for r in found.results if "graph" in r.arms}
@@ -37,8 +35,8 @@ def test_the_chunk_about_the_bridge_entity_leads_the_graph_arm(tmp_path: Path) -
     assert "Big Stone Gap" in seeds and "Director" not in seeds  # "director" is lowercase in the question
 
 
-def test_relations_are_found_from_either_end(tmp_path: Path) -> None:
-    rag = make(tmp_path)
+def test_relations_are_found_from_either_end(location: str) -> None:
+    rag = make(location)
     assert rag.graph is not None
     tables, security = rag.graph.index.tables, rag.graph._view(WHO).sql()
     ends = {(r[2], r[3]) for r in tables.relations(security, ["adriana trigiani"])}

@@ -28,9 +28,8 @@ def test_graph_paths_leak_nothing(tmp_path: Path) -> None:
     assert report.leaks == 0, report.examples
 
 
-def test_the_audit_catches_a_graph_without_its_identity_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Remove the graph's filter (both layers: the SQL predicate and the chunk re-check) and the audit
-    reports names of hidden documents on the graph paths."""
+def remove_the_graph_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both layers of the graph's filter gone: the SQL predicate and the chunk re-check."""
     from ragwright.graph.visibility import Visibility
 
     def everyone(self: Visibility) -> tuple[str, list[object]]:
@@ -46,6 +45,12 @@ def test_the_audit_catches_a_graph_without_its_identity_filter(tmp_path: Path, m
 
     monkeypatch.setattr(Visibility, "sql", everyone)
     monkeypatch.setattr(Visibility, "chunks", all_chunks)
+
+
+def test_the_audit_catches_a_graph_without_its_identity_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove the graph's filter (both layers) and the audit reports names of hidden documents on the
+    graph paths."""
+    remove_the_graph_filter(monkeypatch)
     audit = LeakAudit(lambda: graph_rag(tmp_path / "s.db"), queries_per_identity=4, identities=IDENTITIES, ask_every=0)
     report = audit.run()
     leaking = {mode for mode, n in report.leaks_by_mode.items() if n}

@@ -5,7 +5,7 @@ Summarization"): a grounded entity graph beside the chunks, searched under the c
   the :class:`~ragwright.graph.model.Extractor` protocol.
 * extractors — :mod:`~ragwright.graph.rules` (default, no model), :mod:`~ragwright.graph.statistical`
   (spaCy NER, extra ``[graph-ner]``), :mod:`~ragwright.graph.llm_extract` (a chat model, JSON grammar).
-* :mod:`~ragwright.graph.sqlite_tables` — the tables and the hook into a store.
+* :mod:`~ragwright.graph.tables` — the tables (SQLite or PostgreSQL) and the hook into a store.
 * :mod:`~ragwright.graph.index` — extraction at ingestion, cascade, entity resolution.
 * :mod:`~ragwright.graph.visibility` — the one security filter every graph read passes.
 * :mod:`~ragwright.graph.local` / :mod:`~ragwright.graph.communities` / :mod:`~ragwright.graph.global_search`.

@@ -17,19 +17,15 @@ from typing import Any
 from ragwright._deps import require
 from ragwright.graph.local import Resolver
 from ragwright.graph.options import GraphOptions
-from ragwright.graph.sqlite_tables import SqliteGraphTables
+from ragwright.graph.tables import GraphTables
 from ragwright.model.identity import Identity
 from ragwright.stores.base import ChunkLookup
 
 
-def _tenant_view(tenant: str) -> tuple[str, list[Any]]:
-    return "tenant = ?", [tenant]
-
-
-def build_communities(tables: SqliteGraphTables, store: ChunkLookup, tenant: str, options: GraphOptions) -> int:
+def build_communities(tables: GraphTables, store: ChunkLookup, tenant: str, options: GraphOptions) -> int:
     """Detect *tenant*'s communities and write their summaries; returns how many summaries."""
     nx = require("networkx", "graph", "graph communities")
-    view = _tenant_view(tenant)
+    view = tables.tenant_view(tenant)
     resolver = Resolver(tables.aliases(view))
     graph = nx.Graph()
     edges: dict[tuple[str, str], list[tuple[str, str, int, int]]] = defaultdict(list)
@@ -65,23 +61,15 @@ def build_communities(tables: SqliteGraphTables, store: ChunkLookup, tenant: str
     return len(summaries)
 
 
-def _chunk_texts(tables: SqliteGraphTables, store: ChunkLookup, tenant: str, chunk_ids: set[str]) -> dict[str, str]:
+def _chunk_texts(tables: GraphTables, store: ChunkLookup, tenant: str, chunk_ids: set[str]) -> dict[str, str]:
     """Chunk texts for quoting, read per access class (tenant + the row's ACL) through the store's own
     filter; a chunk visible to nobody (empty ACL) is never quoted."""
     out: dict[str, str] = {}
-    rows = tables._rows(
-        "SELECT DISTINCT chunk_id, acl FROM graph_relations WHERE tenant = ? "
-        "UNION SELECT DISTINCT chunk_id, acl FROM graph_mentions WHERE tenant = ?",
-        (tenant, tenant),
-    )
-    import json
-
-    by_acl: dict[str, list[str]] = defaultdict(list)
-    for chunk_id, acl in rows:
-        if str(chunk_id) in chunk_ids:
-            by_acl[str(acl)].append(str(chunk_id))
-    for acl, ids in by_acl.items():
-        groups = tuple(json.loads(acl))
+    by_acl: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for chunk_id, acl in tables.chunk_access(tenant):
+        if chunk_id in chunk_ids:
+            by_acl[acl].append(chunk_id)
+    for groups, ids in by_acl.items():
         if not groups:
             continue
         for chunk in store.get_chunks(ids, Identity(tenant, groups)):

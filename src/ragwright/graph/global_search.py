@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragwright.graph.sqlite_tables import SqliteGraphTables
+from ragwright.graph.tables import GraphTables
 from ragwright.graph.visibility import Visibility
 from ragwright.model.results import Citation, RagResponse, SearchResult
 
@@ -30,7 +30,7 @@ class Theme:
 
 
 def global_search(
-    tables: SqliteGraphTables,
+    tables: GraphTables,
     view: Visibility,
     question: str,
     embedder: Embedder,

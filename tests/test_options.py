@@ -76,6 +76,29 @@ def test_rag_options_forward_retrieval_fields() -> None:
         RagOptions(answer_mode="poetry")  # type: ignore[arg-type]
 
 
+def test_rag_options_compose_their_retrieval_part() -> None:
+    """The shared names live in one RetrievalOptions part: set flat or as the part, read flat, merged."""
+    part = RetrievalOptions(top_k=3, use_hybrid_search=True)
+    a = RagOptions(retrieval=part, verify_answer=True)
+    assert isinstance(a.retrieval, RetrievalOptions) and a.to_retrieval_options() is a.retrieval
+    assert (a.top_k, a.use_hybrid_search, a.verify_answer) == (3, True, True)
+    assert a == RagOptions(top_k=3, use_hybrid_search=True, verify_answer=True)
+    b = a.merged(top_k=4)  # a flat name goes to the part, the rest is kept
+    assert (b.top_k, b.retrieval.top_k, b.use_hybrid_search, b.verify_answer) == (4, 4, True, True)
+    assert RagOptions(retrieval=part, top_k=8).top_k == 8  # a flat keyword wins over the part's value
+    assert "retrieval" not in RagOptions.flat_names() and "top_k" in RagOptions.flat_names()
+    assert set(RagOptions.retrieval_fields()) <= set(RetrievalOptions.flat_names())
+    # what an ask cannot change is refused, never ignored silently
+    with pytest.raises(ConfigError, match=r"use_mmr.*an ask cannot change"):
+        RagOptions(retrieval=RetrievalOptions(use_mmr=True))
+    with pytest.raises(ConfigError, match="retrieval"):
+        RagOptions(retrieval={"top_k": 3})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="did you mean 'top_k'"):
+        RagOptions(topk=3)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match="top_k"):
+        a.merged(top_k=0)
+
+
 def test_inactive_options_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert RetrievalOptions().inactive_requests() == []
     assert "use_crag" not in NOT_YET_ACTIVE  # corrective RAG is active (issue 11)

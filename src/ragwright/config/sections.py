@@ -66,7 +66,7 @@ NESTED: Final[dict[type, dict[str, type]]] = {
 #: Fields a configuration file cannot set (Python objects, or per-call data).
 NOT_CONFIGURABLE: Final[dict[type, frozenset[str]]] = {
     RetrievalOptions: frozenset({"filter"}),
-    RagOptions: frozenset({"conversation_history"}),
+    RagOptions: frozenset({"conversation_history", "retrieval"}),
 }
 #: Fields never printed by ``config show`` (secrets).
 SECRET: Final[frozenset[str]] = frozenset({"pdf_password", "pdf_passwords"})

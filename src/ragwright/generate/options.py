@@ -1,13 +1,18 @@
 """The options of an ``ask`` (answer settings and the retrieval settings an ask may change), beside
 the answerers (re-exported by :mod:`ragwright.options`). The retrieval options are read from their
 home, :mod:`ragwright.retrieve.options`, when used (never at import: generation sits below retrieval).
+
+:class:`RagOptions` is composed like :class:`~ragwright.retrieve.options.RetrievalOptions`: its
+``retrieval`` part *is* a ``RetrievalOptions`` (nothing declared twice), and the retrieval names an ask
+may change (:data:`ASK_RETRIEVAL_FIELDS`) stay flat keywords and read-only attributes
+(``RagOptions(top_k=3).top_k``), as ``RetrievalOptions`` keeps the seed's names for its parts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack
 
 from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
 from ragwright.errors import ConfigError
@@ -17,6 +22,21 @@ if TYPE_CHECKING:
     from ragwright.retrieve.options import FeedbackOptions, RetrievalOptions
 
 AnswerMode = Literal["extractive", "llm"]
+
+#: The retrieval settings an ``ask`` may change, by their flat (seed) names: each is a keyword of
+#: :class:`RagOptions` and a read-only attribute read from its ``retrieval`` part. The rest of an ask's
+#: retrieval settings (reranking, transforms, strategy switches …) are the ``Rag``'s.
+ASK_RETRIEVAL_FIELDS: Final[tuple[str, ...]] = (
+    "top_k",
+    "min_score",
+    "use_hybrid_search",
+    "use_lost_in_the_middle_reordering",
+    "use_redundancy_filter",
+    "redundancy_threshold",
+    "metadata_filter",
+    "max_context_tokens",
+    "feedback",
+)
 
 
 def _check_history(value: Any) -> tuple[Any, ...]:
@@ -39,11 +59,15 @@ def _check_history(value: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RagOptions(OptionsBase):
     """Options of one ``ask`` call: retrieval settings plus answer settings.
 
-    The retrieval-related fields are forwarded verbatim to :class:`RetrievalOptions`.
+    Composed: the ``retrieval`` part (a :class:`RetrievalOptions`) holds the retrieval settings an ask
+    may change (:data:`ASK_RETRIEVAL_FIELDS`: ``top_k``, ``min_score``, ``use_hybrid_search``,
+    ``metadata_filter`` …), each also accepted as a keyword and readable as an attribute; they are
+    forwarded verbatim to the ``Rag``'s retrieval options. A ``retrieval`` part that sets any other
+    retrieval field is refused (those are the ``Rag``'s settings).
     ``answer_mode``: ``"llm"`` asks the configured chat model (the prompt contract of
     :mod:`ragwright.generate.prompt`), ``"extractive"`` needs no model; ``None`` (default) means ``"llm"``
     when the ``Rag`` has a chat model, else ``"extractive"``. ``system_prompt`` replaces the default
@@ -70,15 +94,7 @@ class RagOptions(OptionsBase):
     (LLM answers only, and only for chat models with shipped stacking weights; one short forward pass).
     """
 
-    top_k: int = 5
-    min_score: float = 0.0
-    use_hybrid_search: bool = False
-    use_lost_in_the_middle_reordering: bool = False
-    use_redundancy_filter: bool = False
-    redundancy_threshold: float = 0.95
-    metadata_filter: FilterLike = None
-    max_context_tokens: int | None = None
-    feedback: FeedbackOptions | None = None
+    retrieval: RetrievalOptions = field(default_factory=lambda: _retrieval().RetrievalOptions())
     system_prompt: str | None = None
     temperature: float | None = None
     conversation_history: tuple[Any, ...] = field(default=())
@@ -95,9 +111,28 @@ class RagOptions(OptionsBase):
     answerability_threshold: float | None = None
     pair_gate: bool = False
 
+    def __init__(self, retrieval: RetrievalOptions | None = None, **values: Unpack[RagFields]) -> None:
+        given: dict[str, Any] = dict(values)
+        unknown = [k for k in given if k not in _ANSWER_FIELDS and k not in ASK_RETRIEVAL_FIELDS]
+        if unknown:
+            type(self).check_keys(unknown)  # refused with a suggestion
+        home = _retrieval()
+        if retrieval is None:
+            retrieval = home.RetrievalOptions()
+        elif not isinstance(retrieval, home.RetrievalOptions):
+            raise ConfigError.invalid("retrieval", retrieval, "a RetrievalOptions or None")
+        else:
+            _check_ask_part(retrieval, home.RetrievalOptions())
+        shared = {k: v for k, v in given.items() if k in ASK_RETRIEVAL_FIELDS}
+        # the shared names are validated by RetrievalOptions itself: same rules, same messages
+        object.__setattr__(self, "retrieval", retrieval.merged(**shared) if shared else retrieval)
+        for f in fields(self):
+            if f.name in _ANSWER_FIELDS:
+                default = f.default_factory() if f.default_factory is not MISSING else f.default
+                object.__setattr__(self, f.name, given.get(f.name, default))
+        self.__post_init__()
+
     def __post_init__(self) -> None:
-        # Validates the shared retrieval fields with the same rules and messages.
-        self.to_retrieval_options()
         if self.system_prompt is not None and (
             not isinstance(self.system_prompt, str) or not self.system_prompt.strip()
         ):
@@ -125,15 +160,62 @@ class RagOptions(OptionsBase):
         return replace(self, **changes)
 
     @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every name a mapping or an override may use: the flat names (:meth:`flat_names`) and the
+        ``retrieval`` part."""
+        return (*cls.flat_names(), "retrieval")
+
+    @classmethod
+    def flat_names(cls) -> tuple[str, ...]:
+        """The names in their flat form (the shared retrieval names, then the answer fields): how a
+        configuration file's ``[answers]`` table writes them."""
+        return (*ASK_RETRIEVAL_FIELDS, *_ANSWER_FIELDS)
+
+    @classmethod
     def retrieval_fields(cls) -> tuple[str, ...]:
         """The fields an ``ask`` shares with :class:`RetrievalOptions` (same names, same rules)."""
-        flat = _retrieval().RetrievalOptions.flat_names()
-        return tuple(n for n in cls.field_names() if n in flat)
+        return ASK_RETRIEVAL_FIELDS
 
     def to_retrieval_options(self) -> RetrievalOptions:
-        """The retrieval half, forwarded verbatim."""
-        options: RetrievalOptions = _retrieval().RetrievalOptions()
-        return options.merged(**{n: getattr(self, n) for n in self.retrieval_fields()})
+        """The retrieval part, forwarded verbatim."""
+        return self.retrieval
+
+    # -- the shared retrieval names, read from the retrieval part ------------------------------------
+    @property
+    def top_k(self) -> int:
+        return self.retrieval.top_k
+
+    @property
+    def min_score(self) -> float:
+        return self.retrieval.min_score
+
+    @property
+    def use_hybrid_search(self) -> bool:
+        return self.retrieval.use_hybrid_search
+
+    @property
+    def use_lost_in_the_middle_reordering(self) -> bool:
+        return self.retrieval.use_lost_in_the_middle_reordering
+
+    @property
+    def use_redundancy_filter(self) -> bool:
+        return self.retrieval.use_redundancy_filter
+
+    @property
+    def redundancy_threshold(self) -> float:
+        return self.retrieval.redundancy_threshold
+
+    @property
+    def metadata_filter(self) -> FilterLike:
+        return self.retrieval.metadata_filter
+
+    @property
+    def max_context_tokens(self) -> int | None:
+        return self.retrieval.max_context_tokens
+
+    @property
+    def feedback(self) -> FeedbackOptions | None:
+        return self.retrieval.feedback
 
     def inactive_requests(self) -> list[str]:
         defaults = RagOptions()
@@ -144,8 +226,8 @@ class RagOptions(OptionsBase):
         )
 
 
-class RagOverrides(TypedDict, total=False):
-    """Per-call overrides of :class:`RagOptions` (``Rag.ask(q, top_k=3, verify_answer=True)``), typed."""
+class RagFields(TypedDict, total=False):
+    """The flat keywords of :class:`RagOptions` (the shared retrieval names and the answer fields), typed."""
 
     top_k: int
     min_score: float
@@ -171,6 +253,30 @@ class RagOverrides(TypedDict, total=False):
     answerability: Literal["model", "off"]
     answerability_threshold: float | None
     pair_gate: bool
+
+
+class RagOverrides(RagFields, total=False):
+    """Per-call overrides of :class:`RagOptions` (``Rag.ask(q, top_k=3, verify_answer=True)``), typed."""
+
+    retrieval: RetrievalOptions
+
+
+#: The answer settings: every dataclass field but the ``retrieval`` part.
+_ANSWER_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in fields(RagOptions) if f.name != "retrieval")
+
+
+def _check_ask_part(part: RetrievalOptions, defaults: RetrievalOptions) -> None:
+    """Refuse a ``retrieval`` part that sets what an ask cannot change (it would be ignored silently)."""
+    other = [
+        n for n in defaults.flat_names() if n not in ASK_RETRIEVAL_FIELDS and getattr(part, n) != getattr(defaults, n)
+    ]
+    if other:
+        raise ConfigError(
+            f"RagOptions.retrieval sets {', '.join(other)}, which an ask cannot change: it takes only "
+            f"{', '.join(ASK_RETRIEVAL_FIELDS)}; set the others on the Rag (Rag(retrieval_options=…) or "
+            "[retrieval] in ragwright.toml)",
+            field="retrieval",
+        )
 
 
 def _retrieval() -> Any:

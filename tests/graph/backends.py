@@ -1,4 +1,13 @@
-"""The stores the graph's tests run on: a location is an SQLite file or a ``postgresql://`` database."""
+"""The stores the side-table tests (graph, hierarchy) run on: a location is an SQLite file or a
+``postgresql://`` database of the embedded PostgreSQL server of tests/stores/postgres.
+
+A conftest imports :func:`location` with ``pg_dsn`` and ``pg_server``; the PostgreSQL runs are marked
+``integration``. A test module that needs SQLite alone overrides ``location`` with its own fixture.
+"""
+
+from pathlib import Path
+
+import pytest
 
 from ragwright.stores.base import Store
 
@@ -12,3 +21,11 @@ def open_at(location: str) -> Store:
     from ragwright.stores.sqlite import SqliteStore
 
     return SqliteStore(location)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the test's store lives: ``…/s.db`` or ``postgresql://…`` (a fresh database)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "s.db")
+    return str(request.getfixturevalue("pg_dsn"))

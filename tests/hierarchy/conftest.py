@@ -1,6 +1,5 @@
-"""A small corpus of long-ish documents across two tenants and two ACLs, for the hierarchy tests."""
-
-from pathlib import Path
+"""A small corpus of long-ish documents across two tenants and two ACLs, for the hierarchy tests; the
+``rag`` fixture runs on SQLite and PostgreSQL (tests/graph/backends.py)."""
 
 import pytest
 
@@ -8,8 +7,11 @@ from ragwright.hierarchy import HierarchyOptions
 from ragwright.model.identity import Identity
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
-from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
+from tests.graph.backends import location, open_at
+from tests.stores.postgres.conftest import pg_dsn, pg_server
+
+__all__ = ["location", "make", "pg_dsn", "pg_server"]
 
 WHALES = (
     b"# Whales\n\n## Biology\n\nWhales are marine mammals that breathe air through blowholes on their heads.\n\n"
@@ -33,17 +35,17 @@ ACME, BOARD, GLOBEX = Identity("acme"), Identity("acme", ("board",)), Identity("
 SECRET_WORDS = ("Zorblax", "Geneva", "sanctuary")
 
 
-def make(path: Path, **options: object) -> Rag:
+def make(location: str, **options: object) -> Rag:
     return Rag(
-        SqliteStore(path),
+        open_at(location),
         HashingEmbedder(max_tokens=64),
         hierarchy=HierarchyOptions(**options),  # type: ignore[arg-type]
     )
 
 
 @pytest.fixture
-def rag(tmp_path: Path) -> Rag:
-    r = make(tmp_path / "s.db", branching=2)
+def rag(location: str) -> Rag:
+    r = make(location, branching=2)
     r.ingest(BytesSource({"whales.md": WHALES, "rockets.md": ROCKETS, "bread.md": BREAD}), tenant="acme")
     r.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
     return r

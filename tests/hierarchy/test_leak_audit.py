@@ -1,6 +1,6 @@
-"""Hierarchical paths under the leak audit: 0 leaks, and the audit catches a hierarchy without its filter."""
+"""Hierarchical paths under the leak audit (SQLite and PostgreSQL): 0 leaks, and the audit catches a
+hierarchy without its filter."""
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,28 +9,26 @@ from ragwright.hierarchy import HierarchyOptions
 from ragwright.hierarchy import search as hsearch
 from ragwright.model.identity import Identity
 from ragwright.rag import Rag
-from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
 from ragwright.testing.leaks import LeakAudit
+from tests.graph.backends import open_at
 
 IDENTITIES = [Identity("acme"), Identity("acme", ("hr",)), Identity("globex", ("finance", "legal"))]
 MODES = {"hierarchy-two_stage", "hierarchy-tree", "hierarchy-multi_vector"}
 
 
-def hierarchy_rag(path: Path) -> Rag:
-    return Rag(SqliteStore(path), HashingEmbedder(max_tokens=48), hierarchy=HierarchyOptions(branching=3))
+def hierarchy_rag(location: str) -> Rag:
+    return Rag(open_at(location), HashingEmbedder(max_tokens=48), hierarchy=HierarchyOptions(branching=3))
 
 
-def test_hierarchy_paths_leak_nothing(tmp_path: Path) -> None:
-    audit = LeakAudit(
-        lambda: hierarchy_rag(tmp_path / "s.db"), queries_per_identity=8, identities=IDENTITIES, ask_every=0
-    )
+def test_hierarchy_paths_leak_nothing(location: str) -> None:
+    audit = LeakAudit(lambda: hierarchy_rag(location), queries_per_identity=8, identities=IDENTITIES, ask_every=0)
     report = audit.run()
     assert set(report.by_mode) >= MODES, report.by_mode
     assert report.leaks == 0, report.examples
 
 
-def test_the_audit_catches_a_hierarchy_without_its_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_audit_catches_a_hierarchy_without_its_filter(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both layers removed (the row mask; the store re-check done as a caller who sees everything)."""
 
     def everything(rows: Any, identity: Identity) -> Any:
@@ -47,9 +45,7 @@ def test_the_audit_catches_a_hierarchy_without_its_filter(tmp_path: Path, monkey
 
     monkeypatch.setattr(hsearch, "allowed_rows", everything)
     monkeypatch.setattr(hsearch.HierarchySearch, "visible_chunks", all_chunks)
-    audit = LeakAudit(
-        lambda: hierarchy_rag(tmp_path / "s.db"), queries_per_identity=4, identities=IDENTITIES, ask_every=0
-    )
+    audit = LeakAudit(lambda: hierarchy_rag(location), queries_per_identity=4, identities=IDENTITIES, ask_every=0)
     report = audit.run()
     leaking = {mode for mode, n in report.leaks_by_mode.items() if n}
     assert {"hierarchy-two_stage", "hierarchy-tree"} <= leaking, report.leaks_by_mode

@@ -1,9 +1,9 @@
-"""Hierarchical retrieval's tables in SQLite, beside the store's own (created lazily, on first use).
+"""Hierarchical retrieval's tables beside the store's own, one SQL for SQLite and PostgreSQL.
 
-The hook into a store is :func:`open_hierarchy_tables`, as the graph's: a store may offer
-``hierarchy_database()`` returning an ``sqlite3.Connection``; else a
-:class:`~ragwright.stores.sqlite.SqliteStore`'s file is opened with a second connection (WAL); the
-in-memory store gets an in-memory database.
+The hook into a store is :func:`open_hierarchy_tables`, as the graph's
+(:func:`~ragwright.stores.side_tables.open_sql_side`): the PostgreSQL store's ``side_database()`` puts
+them in its schema; a :class:`~ragwright.stores.sqlite.SqliteStore`'s file is opened with a second
+connection (WAL); the in-memory store gets an in-memory database.
 
 * ``hier_documents`` — one row per document: its summary (text, the chunk ids it cites, how it was
   written), the summary's vector and the centroid of the document's chunk vectors, every chunk id of
@@ -22,7 +22,6 @@ re-checks each cited chunk through the store (:mod:`ragwright.hierarchy.search`)
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,27 +30,45 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ragwright.stores.side_tables import SideTables, open_side_database
+from ragwright.stores.side_tables import Run, SideDatabase, SqlSideTables, open_sql_side
 
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS hier_documents (
-        document_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, acl TEXT NOT NULL, scope TEXT NOT NULL,
+        document_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, acl {acl} NOT NULL, scope TEXT NOT NULL,
         title TEXT NOT NULL, summary TEXT NOT NULL, cited TEXT NOT NULL, chunk_ids TEXT NOT NULL,
-        method TEXT NOT NULL, vector BLOB, centroid BLOB, updated_at REAL NOT NULL)""",
+        method TEXT NOT NULL, vector {blob}, centroid {blob}, updated_at {real} NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS hier_documents_scope ON hier_documents(scope)",
     """CREATE TABLE IF NOT EXISTS hier_vectors (
         vector_id TEXT PRIMARY KEY, parent_id TEXT NOT NULL, document_id TEXT NOT NULL, kind TEXT NOT NULL,
-        text TEXT NOT NULL, vector BLOB NOT NULL, tenant TEXT NOT NULL, acl TEXT NOT NULL, chunk_ids TEXT NOT NULL)""",
+        text TEXT NOT NULL, vector {blob} NOT NULL, tenant TEXT NOT NULL, acl {acl} NOT NULL,
+        chunk_ids TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS hier_vectors_doc ON hier_vectors(document_id)",
     """CREATE TABLE IF NOT EXISTS hier_nodes (
-        node_id TEXT PRIMARY KEY, scope TEXT NOT NULL, tenant TEXT NOT NULL, acl TEXT NOT NULL,
-        level INTEGER NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL, chunk_ids TEXT NOT NULL,
+        node_id TEXT PRIMARY KEY, scope TEXT NOT NULL, tenant TEXT NOT NULL, acl {acl} NOT NULL,
+        level INTEGER NOT NULL, text TEXT NOT NULL, vector {blob} NOT NULL, chunk_ids TEXT NOT NULL,
         document_ids TEXT NOT NULL, child_ids TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS hier_nodes_scope ON hier_nodes(scope, level)",
     "CREATE TABLE IF NOT EXISTS hier_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 F32 = npt.NDArray[np.float32]
+
+
+def _upsert(table: str, columns: str) -> str:
+    """``INSERT`` of a whole row, replacing the row with the same key (the first column)."""
+    names = [c.strip() for c in columns.split(",")]
+    update = ", ".join(f"{c} = excluded.{c}" for c in names[1:])
+    marks = ",".join("?" for _ in names)
+    return f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT ({names[0]}) DO UPDATE SET {update}"
+
+
+_DOCUMENT = _upsert(
+    "hier_documents",
+    "document_id, tenant, acl, scope, title, summary, cited, chunk_ids, method, vector, centroid, updated_at",
+)
+_VECTOR = _upsert("hier_vectors", "vector_id, parent_id, document_id, kind, text, vector, tenant, acl, chunk_ids")
+_NODE = _upsert("hier_nodes", "node_id, scope, tenant, acl, level, text, vector, chunk_ids, document_ids, child_ids")
+_STATE = _upsert("hier_state", "key, value")
 
 
 def scope_of(tenant: str, acl: Sequence[str]) -> str:
@@ -110,23 +127,21 @@ class NodeRow:
 
 def open_hierarchy_tables(store: Any, *, busy_timeout: float = 30.0) -> HierarchyTables:
     """The hierarchy tables of *store* (see the module docstring for the hook)."""
-    conn = open_side_database(
-        store, hook="hierarchy_database", feature="hierarchical retrieval", busy_timeout=busy_timeout
-    )
-    return HierarchyTables(conn)
+    db = open_sql_side(store, hook="hierarchy_database", feature="hierarchical retrieval", busy_timeout=busy_timeout)
+    return HierarchyTables(db)
 
 
-class HierarchyTables(SideTables):
-    """The rows. Thread-safe: one connection behind a lock; each write is one transaction that also
-    bumps the version readers' in-memory matrices follow."""
+class HierarchyTables(SqlSideTables):
+    """The rows. Thread-safe; each write is one transaction that also bumps the version readers'
+    in-memory matrices follow."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        super().__init__(conn, SCHEMA)
+    def __init__(self, db: SideDatabase) -> None:
+        super().__init__(db, SCHEMA, lock="hierarchy")
 
-    def _before_commit(self) -> None:
-        self._conn.execute(
-            "INSERT INTO hier_state VALUES ('version', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    def _before_commit(self, run: Run) -> None:
+        run(
+            "INSERT INTO hier_state VALUES ('version', '1') ON CONFLICT (key) "
+            "DO UPDATE SET value = CAST(CAST(hier_state.value AS INTEGER) + 1 AS TEXT)"
         )
 
     def version(self) -> int:
@@ -136,13 +151,13 @@ class HierarchyTables(SideTables):
     # -- documents ----------------------------------------------------------------------------------------
     def replace_document(self, row: DocumentRow, vectors: Sequence[VectorRow] = ()) -> None:
         """Replace *row*'s document: its summary row and its multi-vector rows; its scopes go stale."""
-        acl = json.dumps(sorted(row.acl))
+        acl = self.dialect.encode_acl(row.acl)
         scope = scope_of(row.tenant, row.acl)
-        with self._write() as c:
-            old = c.execute("SELECT scope FROM hier_documents WHERE document_id = ?", (row.document_id,)).fetchone()
-            c.execute("DELETE FROM hier_vectors WHERE document_id = ?", (row.document_id,))
-            c.execute(
-                "INSERT OR REPLACE INTO hier_documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        with self._write() as (run, many):
+            old = run("SELECT scope FROM hier_documents WHERE document_id = ?", (row.document_id,)).fetchone()
+            run("DELETE FROM hier_vectors WHERE document_id = ?", (row.document_id,))
+            run(
+                _DOCUMENT,
                 (
                     row.document_id,
                     row.tenant,
@@ -158,8 +173,8 @@ class HierarchyTables(SideTables):
                     time.time(),
                 ),
             )
-            c.executemany(
-                "INSERT OR REPLACE INTO hier_vectors VALUES (?,?,?,?,?,?,?,?,?)",
+            many(
+                _VECTOR,
                 [
                     (
                         v.vector_id,
@@ -176,37 +191,35 @@ class HierarchyTables(SideTables):
                 ],
             )
             for s in {scope, str(old[0]) if old else scope}:
-                self._dirty(c, s)
+                self._dirty(run, s)
 
     def remove_document(self, document_id: str) -> None:
         """Forget a document: its summary and vectors at once; the tree nodes above it when its scope is
         rebuilt (until then they are never shown: each cited chunk is re-checked through the store)."""
-        with self._write() as c:
-            old = c.execute("SELECT scope FROM hier_documents WHERE document_id = ?", (document_id,)).fetchone()
-            c.execute("DELETE FROM hier_documents WHERE document_id = ?", (document_id,))
-            c.execute("DELETE FROM hier_vectors WHERE document_id = ?", (document_id,))
+        with self._write() as (run, _):
+            old = run("SELECT scope FROM hier_documents WHERE document_id = ?", (document_id,)).fetchone()
+            run("DELETE FROM hier_documents WHERE document_id = ?", (document_id,))
+            run("DELETE FROM hier_vectors WHERE document_id = ?", (document_id,))
             if old is not None:
-                self._dirty(c, str(old[0]))
+                self._dirty(run, str(old[0]))
 
     def update_access(self, document_id: str, tenant: str, acl: Sequence[str]) -> None:
         """Copy a document's new tenant/ACL onto its rows; its old and new scopes' trees go stale."""
-        acl_json, scope = json.dumps(sorted(acl)), scope_of(tenant, acl)
-        with self._write() as c:
-            old = c.execute("SELECT scope FROM hier_documents WHERE document_id = ?", (document_id,)).fetchone()
-            c.execute(
+        acl_json, scope = self.dialect.encode_acl(acl), scope_of(tenant, acl)
+        with self._write() as (run, _):
+            old = run("SELECT scope FROM hier_documents WHERE document_id = ?", (document_id,)).fetchone()
+            run(
                 "UPDATE hier_documents SET tenant = ?, acl = ?, scope = ? WHERE document_id = ?",
                 (tenant, acl_json, scope, document_id),
             )
-            c.execute(
-                "UPDATE hier_vectors SET tenant = ?, acl = ? WHERE document_id = ?", (tenant, acl_json, document_id)
-            )
+            run("UPDATE hier_vectors SET tenant = ?, acl = ? WHERE document_id = ?", (tenant, acl_json, document_id))
             for s in {scope, str(old[0]) if old else scope}:
-                self._dirty(c, s)
+                self._dirty(run, s)
 
     def documents(self) -> dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]:
         """``document_id -> (tenant, acl, chunk ids)`` of every summarised document."""
         rows = self._rows("SELECT document_id, tenant, acl, chunk_ids FROM hier_documents")
-        return {str(d): (str(t), tuple(json.loads(a)), tuple(json.loads(ids))) for d, t, a, ids in rows}
+        return {str(d): (str(t), self.dialect.decode_acl(a), tuple(json.loads(ids))) for d, t, a, ids in rows}
 
     def document_rows(self, document_ids: Sequence[str] | None = None) -> list[DocumentRow]:
         sql = (
@@ -215,13 +228,15 @@ class HierarchyTables(SideTables):
         )
         params: list[Any] = []
         if document_ids is not None:
-            sql += " WHERE document_id IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(document_ids)))
+            if not document_ids:
+                return []
+            sql += f" WHERE document_id IN ({','.join('?' for _ in document_ids)})"
+            params.extend(document_ids)
         return [
             DocumentRow(
                 str(d),
                 str(t),
-                tuple(json.loads(a)),
+                self.dialect.decode_acl(a),
                 str(ti),
                 str(s),
                 tuple(json.loads(ci)),
@@ -251,7 +266,7 @@ class HierarchyTables(SideTables):
                     str(text),
                     vector,
                     str(t),
-                    tuple(json.loads(a)),
+                    self.dialect.decode_acl(a),
                     tuple(json.loads(ids)),
                 )
             )
@@ -259,11 +274,11 @@ class HierarchyTables(SideTables):
 
     # -- tree -----------------------------------------------------------------------------------------------
     @staticmethod
-    def _dirty(c: sqlite3.Connection, scope: str) -> None:
-        c.execute("INSERT OR REPLACE INTO hier_state VALUES (?, '1')", (f"dirty:{scope}",))
+    def _dirty(run: Run, scope: str) -> None:
+        run(_STATE, (f"dirty:{scope}", "1"))
 
     def dirty_scopes(self) -> list[str]:
-        rows = self._rows("SELECT key FROM hier_state WHERE key LIKE 'dirty:%' AND value = '1'")
+        rows = self._rows("SELECT key FROM hier_state WHERE key LIKE ? AND value = '1'", ("dirty:%",))
         return sorted(str(r[0]).split(":", 1)[1] for r in rows)
 
     def scope_documents(self, scope: str) -> dict[str, tuple[str, ...]]:
@@ -289,7 +304,7 @@ class HierarchyTables(SideTables):
                     str(nid),
                     str(s),
                     str(t),
-                    tuple(json.loads(a)),
+                    self.dialect.decode_acl(a),
                     int(lv),
                     str(text),
                     vector,
@@ -302,16 +317,16 @@ class HierarchyTables(SideTables):
 
     def set_nodes(self, scope: str, nodes: Sequence[NodeRow]) -> None:
         """Replace *scope*'s tree by *nodes* and mark it fresh."""
-        with self._write() as c:
-            c.execute("DELETE FROM hier_nodes WHERE scope = ?", (scope,))
-            c.executemany(
-                "INSERT OR REPLACE INTO hier_nodes VALUES (?,?,?,?,?,?,?,?,?,?)",
+        with self._write() as (run, many):
+            run("DELETE FROM hier_nodes WHERE scope = ?", (scope,))
+            many(
+                _NODE,
                 [
                     (
                         n.node_id,
                         scope,
                         n.tenant,
-                        json.dumps(sorted(n.acl)),
+                        self.dialect.encode_acl(n.acl),
                         n.level,
                         n.text,
                         _blob(n.vector),
@@ -322,7 +337,7 @@ class HierarchyTables(SideTables):
                     for n in nodes
                 ],
             )
-            c.execute("INSERT OR REPLACE INTO hier_state VALUES (?, '0')", (f"dirty:{scope}",))
+            run(_STATE, (f"dirty:{scope}", "0"))
 
     def counts(self) -> dict[str, int]:
         out = {}

@@ -1,7 +1,7 @@
 """Tables a feature keeps beside a store's own (the entity graph, the summary hierarchy): how they open.
 
 Two bases. :class:`SqlSideTables` is written once for SQLite and PostgreSQL: its statements use ``?``
-placeholders and ``{real}`` / ``{acl}`` column types, and a :class:`SideDialect` says the rest (the
+placeholders and ``{real}`` / ``{blob}`` / ``{acl}`` column types, and a :class:`SideDialect` says the rest (the
 placeholder, how an ACL is stored and how the caller's security predicate reads it, a byte-order
 collation). :func:`open_sql_side` gives the database: a store's ``side_database()`` hook (the PostgreSQL
 store: :mod:`ragwright.stores.postgres.side_tables`), else SQLite as below.
@@ -148,6 +148,8 @@ class SideDialect:
     placeholder: str
     #: Column type of a float (PostgreSQL's ``real`` is 4 bytes: a timestamp needs ``double precision``).
     real: str
+    #: Column type of bytes (a vector's float32 buffer).
+    blob: str
     #: Column type of an ACL, how one is written and read back.
     acl: str
     encode_acl: Callable[[Sequence[str]], Any]
@@ -158,8 +160,8 @@ class SideDialect:
     byte_order: str = ""
 
     def sql(self, statement: str) -> str:
-        """*statement* (written with ``?`` and ``{real}`` / ``{acl}``) in this dialect."""
-        out = statement.replace("{real}", self.real).replace("{acl}", self.acl)
+        """*statement* (written with ``?`` and ``{real}`` / ``{blob}`` / ``{acl}``) in this dialect."""
+        out = statement.replace("{real}", self.real).replace("{blob}", self.blob).replace("{acl}", self.acl)
         return out if self.placeholder == "?" else out.replace("?", self.placeholder)
 
 
@@ -173,6 +175,7 @@ def _sqlite_security(identity: Identity, tenant_col: str, acl_col: str, params: 
 SQLITE_SIDE = SideDialect(
     placeholder="?",
     real="REAL",
+    blob="BLOB",
     acl="TEXT",
     encode_acl=lambda acl: json.dumps(sorted(acl)),
     decode_acl=lambda stored: tuple(json.loads(stored)),

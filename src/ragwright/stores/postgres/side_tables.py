@@ -5,7 +5,7 @@ connections (which search its schema), one transaction per write serialised per 
 transaction-scoped advisory lock (as ``BEGIN IMMEDIATE`` serialises SQLite's), so two processes
 replacing the same document never interleave. The statements are the shared ones of
 :class:`~ragwright.stores.side_tables.SqlSideTables`; :data:`POSTGRES_SIDE` says what differs: ``%s``
-placeholders, ``double precision``, an ACL as ``text[]`` read by the store's own security predicate
+placeholders, ``double precision``, ``bytea``, an ACL as ``text[]`` read by the store's own security predicate
 (``acl && groups``, an empty ACL matching nobody), byte-order text comparison.
 """
 
@@ -26,6 +26,7 @@ __all__ = ["POSTGRES_SIDE", "PostgresSideDatabase"]
 POSTGRES_SIDE = SideDialect(
     placeholder="%s",
     real="DOUBLE PRECISION",
+    blob="BYTEA",
     acl="TEXT[]",
     encode_acl=lambda acl: sorted(acl),
     decode_acl=lambda stored: tuple(stored),

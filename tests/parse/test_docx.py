@@ -15,7 +15,7 @@ from ragwright.options import ParseOptions
 
 pytest.importorskip("docx")
 
-from ragwright.parse.docx import VERSION, parse_docx
+from ragwright.parse.office.docx import VERSION, parse_docx
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "docs-corpus"
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

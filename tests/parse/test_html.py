@@ -12,8 +12,8 @@ import pytest
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, ElementKind
 from ragwright.options import ParseOptions
-from ragwright.parse import html as html_parser
 from ragwright.parse.html import parse_html
+from ragwright.parse.html import parser as html_parser
 
 pytest.importorskip("trafilatura")
 

@@ -274,8 +274,8 @@ def test_an_invisible_text_layer_over_a_scan_is_kept_and_one_beside_it_is_stripp
 def test_pictures_inside_docx_and_pptx_are_read_where_they_sit(engine_slot: None) -> None:
     docx = pytest.importorskip("docx")
     pptx = pytest.importorskip("pptx")
-    from ragwright.parse.docx import parse_docx
-    from ragwright.parse.pptx import parse_pptx
+    from ragwright.parse.office.docx import parse_docx
+    from ragwright.parse.office.pptx import parse_pptx
 
     engine = FakeEngine(["Figure 2: pressure rose to 41 bar at noon."])
     ocr.set_engine(engine)
@@ -319,7 +319,7 @@ def test_pictures_on_an_xlsx_sheet_are_read_under_the_sheet(engine_slot: None) -
     openpyxl = pytest.importorskip("openpyxl")
     from openpyxl.drawing.image import Image as SheetImage
 
-    from ragwright.parse.xlsx import parse_xlsx
+    from ragwright.parse.office.xlsx import parse_xlsx
 
     engine = FakeEngine(["Chart: exports grew 12 % in Q3."])
     ocr.set_engine(engine)

@@ -14,7 +14,7 @@ from ragwright.options import ParseOptions
 
 pptx = pytest.importorskip("pptx")
 
-from ragwright.parse.pptx import VERSION, parse_pptx  # noqa: E402
+from ragwright.parse.office.pptx import VERSION, parse_pptx  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "docs-corpus"
 

@@ -16,8 +16,8 @@ from ragwright.options import ParseOptions
 openpyxl = pytest.importorskip("openpyxl")
 pytest.importorskip("olefile")
 
-from ragwright.parse.ooxml import MAX_MERGED_CELLS  # noqa: E402
-from ragwright.parse.xlsx import (  # noqa: E402
+from ragwright.parse.office.ooxml import MAX_MERGED_CELLS  # noqa: E402
+from ragwright.parse.office.xlsx import (  # noqa: E402
     ROW_GROUP_ROWS,
     VERSION,
     format_value,

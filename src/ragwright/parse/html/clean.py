@@ -3,7 +3,7 @@
 Hidden text is a prompt-injection vector. An element is dropped (and counted once, with everything in
 it) when the ``hidden`` attribute, ``aria-hidden="true"`` or ``<input type=hidden>`` says so, or when
 its cascaded style (stylesheet rules, inline style and presentational attributes, see
-:mod:`ragwright.parse.html_css`) hides it:
+:mod:`ragwright.parse.html.css`) hides it:
 
 * ``display:none``, ``visibility:hidden``/``collapse``, ``opacity`` at or near 0;
 * a font too small to read (``font-size`` under 2pt — 2.67px — or 0.2em, or 0), ``transform: scale(0)``;
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragwright.parse.html_css import computed_styles
+from ragwright.parse.html.css import computed_styles
 from ragwright.parse.visibility import blend, indistinct, tiny
 
 _NON_CONTENT = (

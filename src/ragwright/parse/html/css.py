@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-#: The properties that can make text invisible (see :mod:`ragwright.parse.html_clean`).
+#: The properties that can make text invisible (see :mod:`ragwright.parse.html.clean`).
 RELEVANT = frozenset(
     {
         "display", "visibility", "opacity", "font-size", "transform", "clip", "clip-path", "position",

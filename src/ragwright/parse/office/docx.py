@@ -24,7 +24,7 @@ interleaving paragraphs with tables:
 * runs a reader cannot see are dropped and counted (``metadata["hidden_elements"]``, one per stretch
   of consecutive hidden runs, and a warning): hidden (``w:vanish``, ``w:specVanish``, ``w:webHidden``),
   smaller than 2 pt, or coloured like their background — resolved through styles
-  (:mod:`~ragwright.parse.docx_look`).
+  (:mod:`~ragwright.parse.office.docx_look`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.parse.docx_look import RunLook
-from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.office.docx_look import RunLook
+from ragwright.parse.office.ooxml import core_properties, library_errors, markdown_table, open_package
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader, picture_part
 from ragwright.parse.safexml import parse_xml

@@ -7,7 +7,7 @@ Then, in this order:
    ``aria-hidden="true"``, ``<input type=hidden>``, and elements that the page's CSS (``<style>`` rules,
    inline styles, presentational attributes) hides: ``display:none``, ``visibility:hidden``,
    ``opacity:0``, tiny fonts, ``scale(0)``, clipping (``.sr-only``), off-screen or negative ``z-index``
-   positioning, transparent or white-on-white text (:mod:`~ragwright.parse.html_clean`). Hidden text
+   positioning, transparent or white-on-white text (:mod:`~ragwright.parse.html.clean`). Hidden text
    is a prompt-injection vector; the count goes to ``Document.warnings`` and
    ``metadata["hidden_elements"]``;
 2. **non-content** is removed: ``script``, ``style``, ``noscript``, ``template``, ``iframe``, media, and
@@ -36,8 +36,8 @@ from urllib.parse import urljoin
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.parse.html_clean import strip_chrome, strip_hidden
-from ragwright.parse.html_meta import iso_date, page_metadata
+from ragwright.parse.html.clean import strip_chrome, strip_hidden
+from ragwright.parse.html.meta import iso_date, page_metadata
 from ragwright.parse.options import ParseOptions
 
 VERSION = "html/2"

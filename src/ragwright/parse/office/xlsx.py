@@ -26,7 +26,7 @@ palette's black and white are resolved, theme colours are not and hide nothing).
 
 Before openpyxl sees the package, the sheet count (``xl/workbook.xml``), the number of ``<row>``
 elements and the area of merged ranges of every worksheet are counted from the raw XML:
-``max_sheets``, ``max_rows`` (all worksheets together) and :data:`~ragwright.parse.ooxml.MAX_MERGED_CELLS` raise
+``max_sheets``, ``max_rows`` (all worksheets together) and :data:`~ragwright.parse.office.ooxml.MAX_MERGED_CELLS` raise
 :class:`LimitExceeded` without loading anything (openpyxl materialises every merged cell).
 """
 
@@ -48,10 +48,10 @@ from typing import Any, Final
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.parse.ooxml import check_workbook_limits, core_properties, library_errors, open_package
+from ragwright.parse.office.ooxml import check_workbook_limits, core_properties, library_errors, open_package
+from ragwright.parse.office.xlsx_look import Unseen
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader
-from ragwright.parse.xlsx_look import Unseen
 
 VERSION = "xlsx/3"
 CSV_VERSION = "csv/1"

@@ -24,10 +24,10 @@ from typing import Any, Final
 from ragwright._deps import require
 from ragwright.errors import LimitExceeded
 from ragwright.model.document import Document, Element, ElementKind
-from ragwright.parse.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.office.ooxml import core_properties, library_errors, markdown_table, open_package
+from ragwright.parse.office.pptx_look import SlideLook, hidden_flag, off_slide, shape_fill
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader
-from ragwright.parse.pptx_look import SlideLook, hidden_flag, off_slide, shape_fill
 from ragwright.parse.visibility import WHITE
 
 VERSION = "pptx/3"

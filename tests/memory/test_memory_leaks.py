@@ -1,6 +1,6 @@
-"""Conversation memory under the leak audit: 0 leaks, and the audit catches memory without its checks."""
+"""Conversation memory under the leak audit (SQLite and PostgreSQL): 0 leaks, and the audit catches memory
+without its checks."""
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,17 +10,17 @@ from ragwright.model.identity import Identity
 from ragwright.options import RagOptions
 from ragwright.rag import Rag
 from ragwright.rag_memory import RagMemory, enable_memory
-from ragwright.stores.sqlite import SqliteStore
 from ragwright.testing.doubles import HashingEmbedder
 from ragwright.testing.leaks import LeakAudit
+from tests.graph.backends import open_at
 
 IDENTITIES = [Identity("acme"), Identity("acme", ("hr",)), Identity("globex", ("finance", "legal"))]
 MODES = {"memory-ask", "memory-recall"}
 
 
-def memory_rag(path: Path) -> Rag:
+def memory_rag(location: str) -> Rag:
     rag = Rag(
-        SqliteStore(path),
+        open_at(location),
         HashingEmbedder(max_tokens=48),
         rag_options=RagOptions(answerability="off", extractive_min_similarity=0.05),
     )
@@ -28,27 +28,27 @@ def memory_rag(path: Path) -> Rag:
     return rag
 
 
-def audit(path: Path) -> Any:
-    return LeakAudit(lambda: memory_rag(path), queries_per_identity=8, identities=IDENTITIES, ask_every=0).run()
+def audit(location: str) -> Any:
+    return LeakAudit(lambda: memory_rag(location), queries_per_identity=8, identities=IDENTITIES, ask_every=0).run()
 
 
-def test_memory_paths_leak_nothing(tmp_path: Path) -> None:
-    report = audit(tmp_path / "s.db")
+def test_memory_paths_leak_nothing(location: str) -> None:
+    report = audit(location)
     assert set(report.by_mode) >= MODES, report.by_mode
     assert report.by_mode["memory-recall"] > 0
     assert report.leaks == 0, report.examples
 
 
-def test_the_audit_catches_memory_without_its_access_recheck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_audit_catches_memory_without_its_access_recheck(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(RagMemory, "_visible", lambda self, ids, who: True)
-    report = audit(tmp_path / "s.db")
+    report = audit(location)
     assert report.leaks_by_mode["memory-recall"] + report.leaks_by_mode["memory-ask"] > 0, report.by_mode
 
 
-def test_the_audit_catches_memory_shared_across_identities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_audit_catches_memory_shared_across_identities(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both layers removed: one scope for everyone, and no re-check of a remembered answer's sources (the
     re-check alone already stops another identity's answers: tests/memory/test_persistent.py pins the scope)."""
     monkeypatch.setattr(MemoryScope, "of", classmethod(lambda cls, identity: cls("everyone", "")))
     monkeypatch.setattr(RagMemory, "_visible", lambda self, ids, who: True)
-    report = audit(tmp_path / "s.db")
+    report = audit(location)
     assert report.leaks_by_mode["memory-recall"] + report.leaks_by_mode["memory-ask"] > 0, report.by_mode

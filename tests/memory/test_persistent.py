@@ -18,6 +18,7 @@ from ragwright.memory import (
     PersistentMemoryOptions,
     SessionState,
     SqliteMemory,
+    open_memory,
     recall,
 )
 from ragwright.memory.recall import select
@@ -41,8 +42,15 @@ FACTS = {
 }
 
 
-@pytest.fixture(params=["in_process", "sqlite"])
+@pytest.fixture(params=["in_process", "sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryBackend]:
+    if request.param == "postgres":
+        from ragwright.stores.postgres import PostgresStore
+
+        store = PostgresStore(request.getfixturevalue("pg_dsn"))
+        yield open_memory(store)
+        store.close()
+        return
     made: MemoryBackend = InProcessMemory() if request.param == "in_process" else SqliteMemory.open(tmp_path / "m.db")
     yield made
     made.close()
@@ -160,10 +168,11 @@ def test_recall_through_an_opaque_backend_ignores_min_score(hashing: HashingEmbe
     assert recall(similar, hashing, "zebra", SCOPES["ann"], options) == []  # a real cosine floor applies
 
 
-def test_the_rag_remembers_recalls_and_forgets_per_identity(tmp_path: Path, hashing: HashingEmbedder) -> None:
+def test_the_rag_remembers_recalls_and_forgets_per_identity(location: str, hashing: HashingEmbedder) -> None:
     from ragwright.memory import MemoryOptions
+    from tests.graph.backends import open_at
 
-    for store in (MemoryStore(), SqliteStore(tmp_path / "s.db")):
+    for store in (MemoryStore(), open_at(location)):
         rag = Rag(store, hashing)
         memory = enable_memory(rag, MemoryOptions(persistent=PersistentMemoryOptions(min_score=0.2)))
         memory.remember("Ann's preferred airport is Lisbon Humberto Delgado", identity=ANN)

@@ -30,6 +30,7 @@ from ragwright.memory.store import (
     MemoryScope,
     SessionState,
     SqliteMemory,
+    SqlMemory,
     open_memory,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "MemoryScope",
     "PersistentMemoryOptions",
     "SessionState",
+    "SqlMemory",
     "SqliteMemory",
     "condense_question",
     "fit_history",

@@ -10,9 +10,10 @@ them against the store as the caller, so a memory never outlives the caller's ac
 Backends (:class:`MemoryBackend`):
 
 * :class:`InProcessMemory` — dictionaries behind a lock, for the in-memory store (lost with the process);
-* :class:`SqliteMemory` — tables in the SQLite store's own file (``memory_items``, ``memory_turns``,
-  ``memory_sessions``), created lazily on the first write, through a second connection (WAL: the
-  store's readers and writers are not blocked), like the graph's tables.
+* :class:`SqlMemory` — tables beside the store's own (``memory_items``, ``memory_turns``,
+  ``memory_sessions``), created lazily on the first write, like the graph's tables: in the SQLite
+  store's file through a second connection (WAL: the store's readers and writers are not blocked), or
+  in the PostgreSQL store's schema — one SQL for both (:class:`~ragwright.stores.side_tables.SqlSideTables`).
 
 :func:`open_memory` picks one for a store. Scores are cosine similarities of unit vectors
 (``ScoreScale.SIMILARITY``); a backend on another scale says so through ``score_scale`` and recall
@@ -26,8 +27,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -35,7 +35,7 @@ from ragwright.errors import ConfigError
 from ragwright.model.identity import Identity
 from ragwright.models.llms.base import Message
 from ragwright.stores.base import ScoreScale
-from ragwright.stores.side_tables import SideTables, open_side_database
+from ragwright.stores.side_tables import SideDatabase, SqliteSideDatabase, SqlSideTables, open_sql_side
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,15 +46,15 @@ if TYPE_CHECKING:
 SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS memory_items (
         id TEXT PRIMARY KEY, tenant TEXT NOT NULL, principal TEXT NOT NULL, session TEXT, kind TEXT NOT NULL,
-        text TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, created_at REAL NOT NULL,
-        sources TEXT NOT NULL DEFAULT '[]')""",
+        text TEXT NOT NULL, model TEXT NOT NULL, vector {blob} NOT NULL, created_at {real} NOT NULL,
+        sources TEXT NOT NULL DEFAULT '[]'{insertion_column})""",
     "CREATE INDEX IF NOT EXISTS memory_items_scope ON memory_items(tenant, principal, created_at)",
     """CREATE TABLE IF NOT EXISTS memory_turns (
         tenant TEXT NOT NULL, principal TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL,
         role TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (tenant, principal, session, seq))""",
     """CREATE TABLE IF NOT EXISTS memory_sessions (
         tenant TEXT NOT NULL, principal TEXT NOT NULL, session TEXT NOT NULL, summary TEXT,
-        updated_at REAL NOT NULL, PRIMARY KEY (tenant, principal, session))""",
+        updated_at {real} NOT NULL, PRIMARY KEY (tenant, principal, session))""",
 )
 KINDS: Final = ("fact", "turn")
 
@@ -228,59 +228,36 @@ class InProcessMemory:
         pass
 
 
-class SqliteMemory(SideTables):
-    """Memory in the SQLite store's file (see the module docstring). Thread-safe: one connection behind a
-    lock; each write is one transaction (:class:`~ragwright.stores.side_tables.SideTables`); the tables
-    are created on the first write, so reading a store that never remembered anything writes nothing."""
+class SqlMemory(SqlSideTables):
+    """Memory in the store's side tables, SQLite or PostgreSQL (see the module docstring). Thread-safe;
+    each write is one transaction (:class:`~ragwright.stores.side_tables.SqlSideTables`); the tables are
+    created on the first write, so reading a store that never remembered anything writes nothing."""
 
     score_scale = ScoreScale.SIMILARITY
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        # not SideTables.__init__: that creates the schema on open, this on the first write
-        self._conn, self._lock = conn, threading.RLock()
-        self._ready = False
+    def __init__(self, db: SideDatabase) -> None:
+        super().__init__(db, SCHEMA, lock="memory", lazy="memory_items")
 
     @classmethod
-    def open(cls, path: Any, *, busy_timeout: float = 30.0) -> SqliteMemory:
+    def open(cls, path: Any, *, busy_timeout: float = 30.0) -> SqlMemory:
+        """Memory in the SQLite file at *path*."""
         conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=busy_timeout)
-        return cls(conn)
+        return cls(SqliteSideDatabase(conn))
 
     @staticmethod
     def _scope_sql(scope: MemoryScope) -> tuple[str, tuple[str, ...]]:
         """The one scope filter of this backend: a WHERE clause and its parameters."""
         return "tenant = ? AND principal = ?", (scope.tenant, scope.principal)
 
-    def _exists(self) -> bool:
-        if not self._ready:
-            row = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_items'").fetchone()
-            self._ready = row is not None
-        return self._ready
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if not self._exists():
-                with super()._write() as c:
-                    for statement in SCHEMA:
-                        c.execute(statement)
-                self._ready = True
-            with super()._write() as c:
-                yield c
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            if not self._exists():
-                return []
-            return super()._rows(sql, tuple(params))
-
     def add(self, item: MemoryItem, vector: Vector, model: str, *, max_items: int | None = None) -> None:
         import numpy as np
 
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         where, params = self._scope_sql(item.scope)
-        with self._write() as c:
-            c.execute(
-                "INSERT INTO memory_items VALUES (?,?,?,?,?,?,?,?,?,?)",
+        with self._write() as (run, _):
+            run(
+                "INSERT INTO memory_items (id, tenant, principal, session, kind, text, model, vector, created_at, "
+                "sources) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     item.id,
                     item.scope.tenant,
@@ -295,9 +272,9 @@ class SqliteMemory(SideTables):
                 ),
             )
             if max_items is not None:
-                c.execute(
+                run(
                     f"DELETE FROM memory_items WHERE {where} AND id NOT IN (SELECT id FROM memory_items WHERE {where} "
-                    "ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                    f"ORDER BY created_at DESC, {self.dialect.insertion_order} DESC LIMIT ?)",
                     (*params, *params, max_items),
                 )
 
@@ -324,7 +301,7 @@ class SqliteMemory(SideTables):
         where, params = self._scope_sql(scope)
         rows = self._rows(
             f"SELECT id, tenant, principal, session, kind, text, created_at, sources FROM memory_items WHERE {where} "
-            "ORDER BY created_at, rowid",
+            f"ORDER BY created_at, {self.dialect.insertion_order}",
             params,
         )
         return [self._item(r) for r in rows]
@@ -333,15 +310,15 @@ class SqliteMemory(SideTables):
         if not self._exists():
             return 0
         where, params = self._scope_sql(scope)
-        with self._write() as c:
+        with self._write() as (run, _):
             if item_ids:
                 marks = ",".join("?" * len(item_ids))
                 sql = f"DELETE FROM memory_items WHERE {where} AND id IN ({marks})"
-                return c.execute(sql, (*params, *item_ids)).rowcount
+                return int(run(sql, (*params, *item_ids)).rowcount)
             extra, more = ("", ()) if session is None else (" AND session = ?", (session,))
-            removed = c.execute(f"DELETE FROM memory_items WHERE {where}{extra}", (*params, *more)).rowcount
-            removed += c.execute(f"DELETE FROM memory_turns WHERE {where}{extra}", (*params, *more)).rowcount
-            c.execute(f"DELETE FROM memory_sessions WHERE {where}{extra}", (*params, *more))
+            removed = int(run(f"DELETE FROM memory_items WHERE {where}{extra}", (*params, *more)).rowcount)
+            removed += int(run(f"DELETE FROM memory_turns WHERE {where}{extra}", (*params, *more)).rowcount)
+            run(f"DELETE FROM memory_sessions WHERE {where}{extra}", (*params, *more))
             return removed
 
     def load_session(self, scope: MemoryScope, name: str) -> SessionState:
@@ -354,14 +331,14 @@ class SqliteMemory(SideTables):
 
     def save_session(self, scope: MemoryScope, name: str, state: SessionState) -> None:
         where, params = self._scope_sql(scope)
-        with self._write() as c:
-            c.execute(f"DELETE FROM memory_turns WHERE {where} AND session = ?", (*params, name))
-            c.executemany(
-                "INSERT INTO memory_turns VALUES (?,?,?,?,?,?)",
-                [(scope.tenant, scope.principal, name, i, m.role, m.content) for i, m in enumerate(state.turns)],
-            )
-            c.execute(
-                "INSERT OR REPLACE INTO memory_sessions VALUES (?,?,?,?,?)",
+        turns = [(scope.tenant, scope.principal, name, i, m.role, m.content) for i, m in enumerate(state.turns)]
+        with self._write() as (run, many):
+            run(f"DELETE FROM memory_turns WHERE {where} AND session = ?", (*params, name))
+            if turns:
+                many("INSERT INTO memory_turns VALUES (?,?,?,?,?,?)", turns)
+            run(
+                "INSERT INTO memory_sessions VALUES (?,?,?,?,?) ON CONFLICT (tenant, principal, session) "
+                "DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
                 (scope.tenant, scope.principal, name, state.summary, time.time()),
             )
 
@@ -372,9 +349,10 @@ class SqliteMemory(SideTables):
 
 def open_memory(store: Any) -> MemoryBackend:
     """The memory backend of *store*: a store may offer ``memory_backend()`` (a backend) or
-    ``memory_database()`` (a connection); an :class:`~ragwright.stores.sqlite.SqliteStore` keeps it in its
-    own file (:func:`~ragwright.stores.side_tables.open_side_database`); the in-memory store in process.
-    Any other store (PostgreSQL) is refused with what to use instead."""
+    ``memory_database()`` (a connection); the PostgreSQL store keeps it in its schema and an
+    :class:`~ragwright.stores.sqlite.SqliteStore` in its own file
+    (:func:`~ragwright.stores.side_tables.open_sql_side`); the in-memory store in process. Any other
+    store is refused with what to use instead."""
     hook = getattr(store, "memory_backend", None)
     if callable(hook):
         backend: MemoryBackend = hook()
@@ -384,4 +362,8 @@ def open_memory(store: Any) -> MemoryBackend:
     if isinstance(store, MemoryStore):
         return InProcessMemory()
     feature = "persistent conversation memory and sessions ([memory.persistent], --session)"
-    return SqliteMemory(open_side_database(store, hook="memory_database", feature=feature))
+    return SqlMemory(open_sql_side(store, hook="memory_database", feature=feature))
+
+
+#: The former name of :class:`SqlMemory` (SQLite only then).
+SqliteMemory = SqlMemory

@@ -1,18 +1,20 @@
-"""Tables a feature keeps beside a store's own (the entity graph, the summary hierarchy): how they open.
+"""Tables a feature keeps beside a store's own (the entity graph, the summary hierarchy, conversation
+memory): one implementation for SQLite and PostgreSQL.
 
-Two bases. :class:`SqlSideTables` is written once for SQLite and PostgreSQL: its statements use ``?``
-placeholders and ``{real}`` / ``{blob}`` / ``{acl}`` column types, and a :class:`SideDialect` says the rest (the
-placeholder, how an ACL is stored and how the caller's security predicate reads it, a byte-order
-collation). :func:`open_sql_side` gives the database: a store's ``side_database()`` hook (the PostgreSQL
-store: :mod:`ragwright.stores.postgres.side_tables`), else SQLite as below.
+:class:`SqlSideTables` is the base: its statements are written once, with ``?`` placeholders and
+``{real}`` / ``{blob}`` / ``{acl}`` / ``{insertion_column}`` in the DDL, and a :class:`SideDialect` says
+the rest (the placeholder, column types, how an ACL is stored and how the caller's security predicate
+reads it, byte-order comparison, the column ordering rows as inserted). The schema is created on open
+(or on the first write), each write is one transaction serialised per feature (``BEGIN IMMEDIATE`` in
+SQLite, an advisory lock in PostgreSQL).
 
-:class:`SideTables` is SQLite only (a store may offer a hook method such as ``hierarchy_database()``
-returning an ``sqlite3.Connection``): :func:`open_side_database` opens a
-:class:`~ragwright.stores.sqlite.SqliteStore`'s file with a second connection (WAL: the store's readers
-and writers are not blocked; writes wait up to *busy_timeout*); the in-memory store gets an in-memory
-database; any other store is refused with a :class:`~ragwright.errors.ConfigError` naming the feature.
-Both: the schema created on open, each write one transaction (``BEGIN IMMEDIATE`` in SQLite).
-"""
+:func:`open_sql_side` gives the database (a :class:`SideDatabase`): the store's ``side_database()`` hook
+(the PostgreSQL store: :mod:`ragwright.stores.postgres.side_tables`, in its schema); else SQLite through
+:func:`open_side_database` — a feature hook returning an ``sqlite3.Connection`` (``graph_database()``,
+…), a :class:`~ragwright.stores.sqlite.SqliteStore`'s file opened with a second connection (WAL: the
+store's readers and writers are not blocked; writes wait up to *busy_timeout*), or an in-memory database
+for the in-memory store; any other store is refused with a :class:`~ragwright.errors.ConfigError` naming
+the feature."""
 
 from __future__ import annotations
 
@@ -32,7 +34,6 @@ __all__ = [
     "DocumentRows",
     "SideDatabase",
     "SideDialect",
-    "SideTables",
     "SqlSideTables",
     "file_has_rows",
     "follow_documents",
@@ -105,39 +106,6 @@ def follow_documents(store: Any, tables: DocumentRows, document_ids: Sequence[st
             tables.update_access(doc, record.tenant, record.acl)
 
 
-class SideTables:
-    """One connection behind a lock; the *schema* created on open; each write one transaction."""
-
-    def __init__(self, conn: sqlite3.Connection, schema: Sequence[str]) -> None:
-        self._conn, self._lock = conn, threading.RLock()
-        with self._write():
-            for statement in schema:
-                conn.execute(statement)
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._before_commit()
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _before_commit(self) -> None:
-        """Runs inside every write, last (a subclass bumps a version here)."""
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return [tuple(r) for r in self._conn.execute(sql, params)]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
 # -- one implementation for SQLite and PostgreSQL -----------------------------------------------------
 
 
@@ -158,10 +126,14 @@ class SideDialect:
     security: Callable[[Identity, str, str, list[Any]], str]
     #: Appended to a text expression to compare it in byte order (as SQLite does by default).
     byte_order: str = ""
+    #: A column (``{insertion_column}`` in a table's DDL) ordering rows as inserted, and its name.
+    insertion_column: str = ""
+    insertion_order: str = "rowid"
 
     def sql(self, statement: str) -> str:
         """*statement* (written with ``?`` and ``{real}`` / ``{blob}`` / ``{acl}``) in this dialect."""
         out = statement.replace("{real}", self.real).replace("{blob}", self.blob).replace("{acl}", self.acl)
+        out = out.replace("{insertion_column}", self.insertion_column)
         return out if self.placeholder == "?" else out.replace("?", self.placeholder)
 
 
@@ -198,6 +170,8 @@ class SideDatabase(Protocol):
 
     def read(self) -> AbstractContextManager[Run]: ...
 
+    def has_table(self, table: str) -> bool: ...
+
     def has_rows(self, table: str) -> bool: ...
 
     def close(self) -> None: ...
@@ -227,10 +201,15 @@ class SqliteSideDatabase:
         with self._lock:
             yield self.conn.execute
 
+    def has_table(self, table: str) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None
+
     def has_rows(self, table: str) -> bool:
         with self._lock:
-            row = self.conn.execute("SELECT name FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-            return row is not None and self.conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+            return (
+                self.has_table(table) and self.conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -255,18 +234,33 @@ def side_dialect(store: Any) -> SideDialect:
 
 
 class SqlSideTables:
-    """Side tables over a :class:`SideDatabase`: the *schema* created on open, each write one transaction
+    """Side tables over a :class:`SideDatabase`: the *schema* created on open (or, with *lazy* naming one
+    of its tables, on the first write: reads find nothing until then), each write one transaction
     (serialised under *lock*), every statement written once with ``?`` (see :class:`SideDialect`)."""
 
-    def __init__(self, db: SideDatabase, schema: Sequence[str], *, lock: str) -> None:
+    def __init__(self, db: SideDatabase, schema: Sequence[str], *, lock: str, lazy: str | None = None) -> None:
         self.db, self.dialect, self._lock_name = db, db.dialect, lock
-        with self._write() as (run, _many):
-            for statement in schema:
-                run(statement)
+        self._schema, self._lazy, self._ready = tuple(schema), lazy, False
+        if lazy is None:
+            self._create()
+
+    def _create(self) -> None:
+        with self.db.write(self._lock_name) as (run, _many):
+            for statement in self._schema:
+                run(self.dialect.sql(statement))
+        self._ready = True
+
+    def _exists(self) -> bool:
+        """Whether the schema exists (always after open unless *lazy*)."""
+        if not self._ready and self._lazy is not None:
+            self._ready = self.db.has_table(self._lazy)
+        return self._ready
 
     @contextmanager
     def _write(self) -> Iterator[tuple[Run, Run]]:
         """``(run, run_many)``: each takes a statement written with ``?`` and its parameters."""
+        if not self._exists():
+            self._create()
         sql = self.dialect.sql
         with self.db.write(self._lock_name) as (run, many):
 
@@ -283,6 +277,8 @@ class SqlSideTables:
         """Runs inside every write, last (a subclass bumps a version here)."""
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        if not self._exists():
+            return []
         with self.db.read() as run:
             return [tuple(r) for r in run(self.dialect.sql(sql), params).fetchall()]
 

@@ -133,6 +133,8 @@ staging_dir = "uploads"
         ("[chunking]\nstrategy = 'fancy'", "[chunking] strategy='fancy' is invalid"),
         ("[retrieval]\ntop_k = 0", "[retrieval] top_k=0 is invalid: an integer >= 1"),
         ("[retrieval]\nfilter = 'x'", "[retrieval] filter cannot be set in a configuration file"),
+        ("[answers]\nretrieval = {top_k = 2}", "[answers] retrieval cannot be set in a configuration file"),
+        ("[answers]\ntop_k = 0", "[answers] top_k=0 is invalid: an integer >= 1"),
         ("[transforms]\nhyde = 3", "[transforms.hyde] must be true (the defaults), false (off) or a table"),
         ("mode = 'sparse'", "mode='sparse' is invalid: one of 'hybrid', 'dense', 'bm25'"),
         ("[identity]\nteam = 'x'", "[identity] unknown key 'team'"),

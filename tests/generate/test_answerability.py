@@ -9,6 +9,7 @@ from ragwright.errors import ConfigError
 from ragwright.generate.answerability import (
     ANSWER_FEATURES,
     SENTENCE_FEATURES,
+    Z_CLIP,
     LogisticModel,
     answer_features,
     answer_model,
@@ -62,6 +63,16 @@ def test_logistic_model_round_trips_and_computes_probabilities() -> None:
     m = LogisticModel(("x",), (1.0,), (2.0,), (4.0,), -1.0, threshold=0.4)
     assert m.probability({"x": 2.0}) == pytest.approx(0.7310586, abs=1e-6)  # sigmoid(-1 + 4 * (2 - 1) / 2)
     assert LogisticModel.from_dict(json.loads(json.dumps(m.to_dict()))).to_dict() == m.to_dict()
+
+
+def test_a_feature_value_far_outside_the_training_data_is_clipped() -> None:
+    # a feature the training data almost never held (mean 0.001, scale 0.036: a table row among prose)
+    # counts at most Z_CLIP standard deviations, not the 28 its raw value would give
+    m = LogisticModel(("row", "cos"), (0.001, 0.5), (0.036, 0.1), (-0.04, 1.0), 0.0)
+    parts = m.contributions({"row": 1.0, "cos": 0.6})
+    assert parts["row"] == pytest.approx(-0.04 * Z_CLIP)
+    assert parts["cos"] == pytest.approx(1.0)  # within range: unchanged
+    assert m.contributions({"row": -5.0, "cos": 0.6})["row"] == pytest.approx(0.04 * Z_CLIP)
 
 
 def test_features_see_missing_constraints_and_answer_types() -> None:

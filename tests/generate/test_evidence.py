@@ -1,6 +1,6 @@
 """Candidate answer units: what may answer (sentences, table rows with headers) and what never does."""
 
-from ragwright.generate.evidence import EmbeddingCache, is_navigation, is_title_like, pieces, units_of
+from ragwright.generate.evidence import EmbeddingCache, clean_inline, is_navigation, is_title_like, pieces, units_of
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
 from ragwright.testing.doubles import HashingEmbedder
@@ -42,6 +42,43 @@ def test_table_rows_answer_with_their_header_even_over_two_header_rows() -> None
         "| 6 | 6 | 0.965 | 0.934 |\n| Notices | 3.6.6 Activating RCAC . . . . . . . 28 | x | y |"
     )
     assert pieces(text) == [("row", "enc: 6; dec: 6; TEDs simple: 0.965; complex: 0.934")]
+
+
+def test_a_second_header_row_that_repeats_the_first_merges_even_with_a_number_in_it() -> None:
+    # the OTSL paper's table: the second header row repeats "# enc-layers" … and holds "(0.75)"
+    text = (
+        "| # enc | # dec | TEDs | TEDs | mAP |\n| --- | --- | --- | --- | --- |\n"
+        "| # enc | # dec | simple | complex | (0.75) |\n| 6 | 6 | 0.965 | 0.934 | 0.88 |"
+    )
+    assert pieces(text) == [("row", "# enc: 6; # dec: 6; TEDs simple: 0.965; TEDs complex: 0.934; mAP (0.75): 0.88")]
+    # a first data row that merely shares a value with the header is still data (mostly numbers)
+    text = "| year | count | share |\n| --- | --- | --- |\n| year | 12 | 0.5 |\n| 2020 | 13 | 0.6 |"
+    assert pieces(text)[0] == ("row", "year: year; count: 12; share: 0.5")
+
+
+def test_reference_markers_are_not_part_of_a_unit() -> None:
+    # "[5]" is no number of the text: a "how many" question must not find it, and the quote reads clean
+    assert pieces("Ducks are found on every continent except Antarctica.[5] Several species live on islands.[20]") == [
+        ("sentence", "Ducks are found on every continent except Antarctica."),
+        ("sentence", "Several species live on islands."),
+    ]
+    assert clean_inline("trained on PubTabNet [22] and FinTabNet [1, 2][citation needed].") == (
+        "trained on PubTabNet and FinTabNet."
+    )
+
+
+def test_a_split_after_an_initial_or_abbreviation_is_undone() -> None:
+    assert pieces("John F. Kennedy was born in 1917. The case is Knowles v. Mirzayance, No. 07-1315 here.") == [
+        ("sentence", "John F. Kennedy was born in 1917."),
+        ("sentence", "The case is Knowles v. Mirzayance, No. 07-1315 here."),
+    ]
+
+
+def test_a_spaced_colon_is_a_separator_not_a_lead_in() -> None:
+    # a transcript caption keeps its docket line; a lead-in ("… could eat:") still answers nothing
+    assert pieces("v. : No. 07-1315 ALEXANDRE MIRZAYANCE. :\nHere are things a duck could eat:") == [
+        ("sentence", "v. : No. 07-1315 ALEXANDRE MIRZAYANCE. :")
+    ]
 
 
 def test_spreadsheet_records_are_rows() -> None:

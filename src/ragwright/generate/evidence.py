@@ -43,10 +43,19 @@ _NAVIGATION: Final = re.compile(
     r"references?\s*$|\^|categories:|hidden categories)",
     re.IGNORECASE,
 )
+_REFERENCE: Final = re.compile(
+    r"\s?\[(?:\d{1,4}(?:[,–-]\s?\d{1,4})*|[a-z]|note \d+|nb \d+|citation needed|clarification needed)\]", re.I
+)
+_ABBREVIATION_END: Final = re.compile(
+    r"(?:^|[\s(])(?:[A-Z]|No|Nos|v|vs|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Co|Corp|Ltd|Fig|Figs|Gen|Gov|Sen|Rep|"
+    r"Lt|Col|Capt|Sgt|Rev|Hon|Vol|pp|ca|approx|e\.g|i\.e|U\.S|Ph\.D)\.$"
+)
+_LEAD_IN: Final = re.compile(r"[^\s:]:$")
 _EMPTY_SEE: Final = re.compile(r"\bsee\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
 _LEADERS: Final = re.compile(r"(?:\.\s){5,}|\.{5,}")
 _CAPTION: Final = re.compile(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]", re.IGNORECASE)
 _RECORD: Final = re.compile(r"^[^:;|]{1,60}: [^;]+(?:; [^:;|]{1,60}: [^;]*)+$")
+_NUMERIC_CELL: Final = re.compile(r"^[\s\d.,%()+\-–−$€£]+$")
 _END: Final = (".", "!", "?", "。", ":", ";", ")", '"', "”")
 
 
@@ -66,9 +75,12 @@ def _cells(row: str) -> list[str]:
 
 
 def clean_inline(text: str) -> str:
-    """Markdown inline syntax removed: links keep their text, emphasis and code marks go."""
+    """Markdown inline syntax removed: links keep their text, emphasis and code marks go, and so do
+    reference markers ("Antarctica.[5]", "TableFormer [9]", "[citation needed]"): they are not
+    numbers of the text (a "how many" question must not find its number in "[20]")."""
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    text = _REFERENCE.sub("", text)
     return " ".join(text.split())
 
 
@@ -122,9 +134,10 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
                 continue
             if not was_item and (is_title_like(line) or (_CAPTION.match(line) and len(line.split()) <= 8)):
                 continue  # a title, label or short caption ("Table 1: EU Countries Information")
-            for sentence in sentences(line):
-                # a lead-in ("… could eat:") announces what follows; it answers nothing itself
-                if not is_navigation(sentence) and not sentence.endswith(":"):
+            for sentence in _sentences(line):
+                # a lead-in ("… could eat:") announces what follows; it answers nothing itself (a spaced
+                # colon is a separator, as in a transcript's caption "v. : No. 07-1315 … :")
+                if not is_navigation(sentence) and not _LEAD_IN.search(sentence):
                     out.append(("sentence", sentence, ""))
             continue
         if _TABLE_RULE.match(line):
@@ -141,16 +154,10 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
         cells = [clean_inline(c) for c in _cells(line)]
         if any(is_navigation(c) for c in cells):
             continue  # a table-of-contents row
-        if (
-            merging
-            and header
-            and len(cells) == len(header)
-            and not any(ch.isdigit() for c in cells for ch in c)
-            and ("" in cells or 2 * sum(not h for h in header) > len(header))
-        ):
-            # a second header row (no numbers, and gaps in it or a mostly empty first row):
-            # "TEDs" over "simple | complex" reads "TEDs simple"
-            header = [f"{h} {c}".strip() for h, c in zip(header, cells, strict=True)]
+        if merging and header and _continues_header(header, cells):
+            # a second header row: "TEDs" over "simple | complex" reads "TEDs simple"; a cell that
+            # repeats the header above it ("# enc-layers" under "# enc-layers") is said once
+            header = [h if c == h else f"{h} {c}".strip() for h, c in zip(header, cells, strict=True)]
             continue
         merging = False
         if header and len(header) == len(cells):
@@ -159,6 +166,32 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
         else:
             out.append(("row", " | ".join(c for c in cells if c), context))
     return out
+
+
+def _sentences(line: str) -> list[str]:
+    """The sentences of a prose line, with the splits after an initial or an abbreviation undone
+    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy")."""
+    out: list[str] = []
+    for sentence in sentences(line):
+        if out and _ABBREVIATION_END.search(out[-1]):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _continues_header(header: list[str], cells: list[str]) -> bool:
+    """Whether *cells*, the row under *header*, is a second header row: no numbers, and gaps in it or a
+    mostly empty first row; or a row that repeats a header cell in its column ("# enc-layers" under
+    "# enc-layers") whose other cells are mostly words ("simple", "complex", "(0.75)", "time (secs)")."""
+    if len(cells) != len(header):
+        return False
+    if not any(ch.isdigit() for c in cells for ch in c):
+        return "" in cells or 2 * sum(not h for h in header) > len(header)
+    repeats = sum(1 for h, c in zip(header, cells, strict=True) if c and c == h)
+    rest = [c for h, c in zip(header, cells, strict=True) if c and c != h]
+    numeric = sum(1 for c in rest if _NUMERIC_CELL.match(c))
+    return repeats >= 1 and bool(rest) and 2 * numeric < len(rest)
 
 
 def units_of(results: Sequence[SearchResult]) -> list[Unit]:

@@ -404,6 +404,13 @@ SWITCHES: Final[tuple[Switch, ...]] = (
         ("ingest", "config"),
     ),
     Switch(
+        ("--ocr-images/--no-ocr-images",),
+        "ocr_images",
+        "OCR the pictures inside documents too (figures on PDF text pages, Office pictures); on by default.",
+        _set("ingest", "parse", "ocr_images"),
+        ("ingest", "config"),
+    ),
+    Switch(
         ("--overlap",),
         "overlap",
         "Chunk overlap: none (default: neighbours are linked instead), sentences or tokens.",

@@ -23,6 +23,8 @@ class ParseOptions(OptionsBase):
       file name, a path or a glob over either (``"reports/*.pdf"``); the first match wins, then
       ``pdf_password``;
     * ``ocr``: route image-only pages to OCR; ``ocr_min_confidence``: pages below are flagged, not indexed;
+    * ``ocr_images``: OCR the pictures inside documents too (figures and scans on PDF pages that have a
+      text layer, pictures in DOCX/PPTX/XLSX; at most 20 a document, 10 s of OCR); needs ``ocr``;
     * ``include_comments`` / ``include_deleted``: DOCX comments and tracked deletions (off by default);
     * ``isolate``: parse binary formats in a worker process (on by default).
     """
@@ -40,6 +42,7 @@ class ParseOptions(OptionsBase):
     pdf_passwords: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     ocr: bool = True
     ocr_min_confidence: float = 0.6
+    ocr_images: bool = True
     include_comments: bool = False
     include_deleted: bool = False
     isolate: bool = True
@@ -71,7 +74,7 @@ class ParseOptions(OptionsBase):
                 "pdf_passwords", "…", "a mapping (or pairs) of non-empty file patterns to non-empty passwords"
             )
         object.__setattr__(self, "pdf_passwords", checked)
-        for name in ("ocr", "include_comments", "include_deleted", "isolate"):
+        for name in ("ocr", "ocr_images", "include_comments", "include_deleted", "isolate"):
             check_bool(name, getattr(self, name))
 
     def password_for(self, path: str, name: str = "") -> str | None:

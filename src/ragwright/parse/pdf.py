@@ -10,7 +10,8 @@ pdfplumber is not used: on the corpus its table finder missed or mangled three o
 2. per page: hidden text objects removed (:mod:`~ragwright.parse.pdf_hidden`), lines with geometry
    (:mod:`~ragwright.parse.pdf_layout`), ruled tables
    (:mod:`~ragwright.parse.pdf_tables`, only on pages that draw rules), scanned or garbage-OCR pages
-   rendered and sent to OCR (:mod:`~ragwright.parse.ocr`);
+   rendered and sent to OCR (:mod:`~ragwright.parse.ocr`), the images of other pages that may hold
+   text OCR'd where they sit (:mod:`~ragwright.parse.pdf_images`, ``ParseOptions.ocr_images``);
 3. running headers/footers removed (lines repeating, modulo digits, at the top/bottom of pages);
 4. reading order by columns and bands, paragraphs, list items, de-hyphenation
    (:mod:`~ragwright.parse.pdf_order`);
@@ -35,7 +36,8 @@ from ragwright.parse import pdf_core
 from ragwright.parse.image import deskew
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf_elements import PdfPage, page_elements
-from ragwright.parse.pdf_hidden import hidden_objects, remove_objects
+from ragwright.parse.pdf_hidden import hidden_objects, invisible_share, remove_objects
+from ragwright.parse.pdf_images import PageImages
 from ragwright.parse.pdf_layout import Line, extract_lines, read_text
 from ragwright.parse.pdf_meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
 from ragwright.parse.pdf_order import running_candidates, running_tokens
@@ -51,7 +53,7 @@ from ragwright.parse.pdf_tables import (
 
 __all__ = ["VERSION", "merge_text_layer", "parse_pdf"]
 
-VERSION = "pdf/3"
+VERSION = "pdf/4"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 
@@ -99,7 +101,8 @@ def parse_pdf(
                     metadata.pop("producer")
                 metadata.update(repaired)
             forms = int(raw.FPDF_GetFormType(pdf.raw)) != 0  # no AcroForm/XFA: no form fields to look for
-            pages = [_read_page_safely(raw, pdf, i, options, warnings, forms) for i in range(count)]
+            images = PageImages(options)
+            pages = [_read_page_safely(raw, pdf, i, options, warnings, forms, images) for i in range(count)]
             if any(p.widgets for p in pages):
                 fields = form_fields(pdf, raw, count)
                 if fields:
@@ -111,6 +114,10 @@ def parse_pdf(
     ocr_pages = sum(1 for p in pages if p.ocr)
     if ocr_pages:
         metadata["ocr_pages"] = ocr_pages
+    pictures = sum(len(p.images) for p in pages)
+    if pictures:
+        metadata["ocr_pictures"] = pictures
+    warnings.extend(images.reader.warnings)
     hidden = sum(p.hidden for p in pages)
     if hidden:
         metadata["hidden_elements"] = hidden
@@ -186,11 +193,17 @@ def _open(pdfium: Any, data: bytes, password: str | None) -> Any:
 
 
 def _read_page_safely(
-    raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str], forms: bool = False
+    raw: Any,
+    pdf: Any,
+    index: int,
+    options: ParseOptions,
+    warnings: list[str],
+    forms: bool = False,
+    images: PageImages | None = None,
 ) -> PdfPage:
     """One damaged page must not fail the document: it is skipped with a warning (event ``pdf_page_failed``)."""
     try:
-        return _read_page(raw, pdf, index, options, warnings, forms)
+        return _read_page(raw, pdf, index, options, warnings, forms, images)
     except Exception as exc:
         _log.warning("pdf_page_failed", extra={"page": index + 1, "error": repr(exc)})
         warnings.append(f"page {index + 1} could not be read ({type(exc).__name__}: {exc}) and was skipped")
@@ -198,9 +211,15 @@ def _read_page_safely(
 
 
 def _read_page(
-    raw: Any, pdf: Any, index: int, options: ParseOptions, warnings: list[str], forms: bool = False
+    raw: Any,
+    pdf: Any,
+    index: int,
+    options: ParseOptions,
+    warnings: list[str],
+    forms: bool = False,
+    images: PageImages | None = None,
 ) -> PdfPage:
-    """Lines and tables of one page; routes scanned pages and garbage OCR layers to OCR.
+    """Lines, tables and images' text of one page; routes scanned pages and garbage OCR layers to OCR.
 
     The C engine (:mod:`~ragwright.parse.pdf_core`) reads the lines and tables when it is installed and
     keeps the page; a page bound for OCR (or with a garbled text layer) gets Python ``Line`` objects.
@@ -248,17 +267,20 @@ def _read_page(
                 else:  # the engine reads the regions and keeps the tables as stand-ins in its lines
                     source = pdf_core.EngineTableLines(page.core, pdf_core.address(textpage), graphics.vrules)
                     page.tables = read_tables(source, graphics.regions or [])
-                    if page.tables:
-                        page.core.add_tables([(t.x0, t.y0, t.x1, t.y1, t.markdown()) for t in page.tables])
+            ocr_layer = False
+            if graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
+                reason = "scanned"
+            elif graphics.image_cover >= 0.5 and invisible_share(raw, handle) >= 0.5:
+                ocr_layer = True  # a scan with its OCR text layer: its image holds no other text
+                _materialize(page)
+                quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
+                if quality < _GARBAGE_QUALITY:
+                    reason = f"garbage:{quality:.2f}"
+            # images on a page with a text layer: their text OCR'd in place (pdf_images)
+            if images is not None and not reason and not ocr_layer:
+                page.images = images.read(raw, pdf, handle, textpage, page, graphics.image_cover)
         finally:
             raw.FPDFText_ClosePage(textpage)
-        if graphics.image_cover >= 0.3 and letters < _SCANNED_CHARS:
-            reason = "scanned"
-        elif graphics.image_cover >= 0.5 and _invisible_share(raw, handle) >= 0.5:
-            _materialize(page)
-            quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
-            if quality < _GARBAGE_QUALITY:
-                reason = f"garbage:{quality:.2f}"
     finally:
         raw.FPDF_ClosePage(handle)
     if reason:
@@ -272,19 +294,6 @@ def _materialize(page: PdfPage) -> None:
     if page.core is not None:
         page.lines = page.core.lines(Line)
         page.core = None
-
-
-def _invisible_share(raw: Any, handle: Any) -> float:
-    """Share of text objects drawn invisibly (render mode 3): the mark of an OCR text layer."""
-    seen = invisible = 0
-    for i in range(int(raw.FPDFPage_CountObjects(handle))):
-        obj = raw.FPDFPage_GetObject(handle, i)
-        if raw.FPDFPageObj_GetType(obj) == 1:
-            seen += 1
-            invisible += int(raw.FPDFTextObj_GetTextRenderMode(obj)) == 3
-            if seen >= 200:
-                break
-    return invisible / seen if seen else 0.0
 
 
 def _route_to_ocr(

@@ -30,7 +30,19 @@ class PdfPage:
     """What :func:`~ragwright.parse.pdf.parse_pdf` knows of a page once read: lines (or the engine's),
     tables, OCR provenance."""
 
-    __slots__ = ("attributes", "core", "height", "hidden", "lines", "number", "ocr", "tables", "widgets", "width")
+    __slots__ = (
+        "attributes",
+        "core",
+        "height",
+        "hidden",
+        "images",
+        "lines",
+        "number",
+        "ocr",
+        "tables",
+        "widgets",
+        "width",
+    )
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number = number
@@ -39,6 +51,7 @@ class PdfPage:
         self.lines: list[Line] = []
         self.core: Any = None  # the page's lines held by the C engine (pdf_core) until Python needs them
         self.tables: list[Table] = []
+        self.images: list[Any] = []  # images whose text OCR read (pdf_images.PageImage), placed like tables
         self.ocr: dict[str, Any] | None = None  # OCR provenance when the page's text came from OCR
         self.attributes: dict[str, Any] = {}  # facts every element of the page carries (poor text layer)
         self.widgets = False  # the page has form widget annotations
@@ -60,6 +73,11 @@ def page_elements(pages: list[PdfPage]) -> list[Element]:
     core_heads: dict[int, list[tuple[int, float, float]]] = {}  # page number -> (block index, size, top)
     for page in pages:
         if page.core is not None:  # the engine keeps the blocks; only the size headings come back
+            if page.tables or page.images:  # stand-ins in the reading order (one call: indices from 0)
+                page.core.add_tables(
+                    [(t.x0, t.y0, t.x1, t.y1, t.markdown()) for t in page.tables]
+                    + [(i.x0, i.y0, i.x1, i.y1, i.text) for i in page.images]
+                )
             core_heads[page.number] = page.core.blocks(body)
             per_page.append((page, []))
             continue
@@ -68,6 +86,7 @@ def page_elements(pages: list[PdfPage]) -> list[Element]:
             stand_in = Line(t.markdown(), t.x0, t.y0, t.x1, t.y1, 10.0)
             stand_in.table = t
             items.append(stand_in)
+        items.extend(image.stand_in() for image in page.images)
         blocks = [b for g in reading_groups(items) for b in split_blocks(g, body)]
         per_page.append((page, blocks))
     return _classify(per_page, core_heads, body)
@@ -101,7 +120,7 @@ def _classify(
         if page.core is not None:  # the engine's blocks (no OCR, no page attributes; tables call back)
             core_title = title[1] if title is not None and title[0] == page.number else -1
             by_index = {i: levels.get(round(size, 1), 1) for i, size, _ in core_heads[page.number]}
-            tables = functools.partial(_core_table_elements, page.tables, page.number)
+            tables = functools.partial(_core_table_elements, [*page.tables, *page.images], page.number)
             out.extend(page.core.elements(Element, _CORE_KINDS, page.number, core_title, by_index, deepest, tables))
             continue
         page_title = title[1] if title is not None and title[0] == page.number else None
@@ -115,6 +134,8 @@ def _classify(
                 extra["confidence"] = round(sum(ln.confidence for ln in b.lines) / len(b.lines), 3)
             if b is page_title:
                 out.append(Element(ElementKind.TITLE, text, page=page.number, attributes=extra))
+            elif b.kind == "table" and not isinstance(b.lines[0].table, Table):  # an image's OCR text
+                out.extend(b.lines[0].table.elements)
             elif b.kind == "table":
                 out.extend(_table_elements(b.lines[0].table, _caption_beside(blocks, i), page.number))
             elif id(b) in kinds:
@@ -170,7 +191,10 @@ def _caption_beside(blocks: list[Block], i: int) -> str | None:
     return None
 
 
-def _core_table_elements(tables: list[Table], page: int, index: int, caption: str | None) -> list[Element]:
+def _core_table_elements(tables: list[Any], page: int, index: int, caption: str | None) -> list[Element]:
+    """A stand-in's elements: a table's, or the OCR text of an image (``pdf_images.PageImage``)."""
+    if not isinstance(tables[index], Table):
+        return list(tables[index].elements)
     return _table_elements(tables[index], caption, page)
 
 

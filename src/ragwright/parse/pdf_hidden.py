@@ -32,7 +32,7 @@ from typing import Any
 
 from ragwright.parse.visibility import MIN_CONTRAST, MIN_FONT_PT
 
-__all__ = ["MAX_OBJECTS", "hidden_objects", "remove_objects"]
+__all__ = ["MAX_OBJECTS", "hidden_objects", "invisible_share", "remove_objects"]
 
 #: Objects looked at on one page (as the graphics scan): a hostile page cannot make this unbounded.
 MAX_OBJECTS = 20000
@@ -238,3 +238,16 @@ def remove_objects(raw: Any, handle: Any, indexes: list[int]) -> None:
     for obj in objects:
         if raw.FPDFPage_RemoveObject(handle, obj):
             raw.FPDFPageObj_Destroy(obj)
+
+
+def invisible_share(raw: Any, handle: Any) -> float:
+    """Share of text objects drawn invisibly (render mode 3): the mark of an OCR text layer."""
+    seen = invisible = 0
+    for i in range(int(raw.FPDFPage_CountObjects(handle))):
+        obj = raw.FPDFPage_GetObject(handle, i)
+        if raw.FPDFPageObj_GetType(obj) == 1:
+            seen += 1
+            invisible += int(raw.FPDFTextObj_GetTextRenderMode(obj)) == 3
+            if seen >= 200:
+                break
+    return invisible / seen if seen else 0.0

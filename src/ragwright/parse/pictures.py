@@ -1,16 +1,18 @@
-"""Text inside pictures embedded in Office documents (a scanned page pasted into a DOCX, a screenshot
-of a table on a slide), read by OCR.
+"""Text inside pictures embedded in documents (a scanned page pasted into a DOCX, a screenshot of a
+table on a slide, a labelled figure on a PDF page), read by OCR.
 
-:class:`PictureReader` is handed each embedded picture's bytes by the DOCX and PPTX parsers, where the
-picture sits in reading order, and returns the paragraphs OCR found in it, flagged like every OCR
-element (``ocr``, ``engine``, ``confidence``, plus ``image``: the part name) so chunks and citations say
-"from a scanned page" (:mod:`ragwright.ingest.scanned`).
+:class:`PictureReader` is handed each embedded picture's bytes by the DOCX, PPTX and XLSX parsers (or
+the decoded image, by :mod:`~ragwright.parse.pdf_images`), where the picture sits in reading order, and
+returns the paragraphs OCR found in it, flagged like every OCR element (``ocr``, ``engine``,
+``confidence``, plus ``image``: the part name) so chunks and citations say "from a scanned page"
+(:mod:`ragwright.ingest.scanned`).
 
 Pictures that cannot hold a readable line are skipped before any OCR: smaller than
 :data:`MIN_SIDE` pixels on a side (icons, bullets, logos), over :data:`~ragwright.parse.image.MAX_PIXELS`,
 or not an image PIL can open (EMF/WMF drawings). The same picture used twice is read once, and at most
-:data:`MAX_PICTURES` pictures a document are read (each costs about a second of OCR). Nothing happens
-when OCR is off (``ParseOptions.ocr``) or no engine is installed: the document parses as before.
+:data:`MAX_PICTURES` pictures a document are read (each costs about a second of OCR), within
+:data:`OCR_BUDGET_S` seconds of OCR. Nothing happens when OCR is off (``ParseOptions.ocr``), OCR of
+pictures is off (``ParseOptions.ocr_images``) or no engine is installed: the document parses as before.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ import dataclasses
 import hashlib
 import io
 import logging
+import time
 from typing import Any, Final
 
 from ragwright.model.document import Element
 from ragwright.parse import ocr as _ocr
 from ragwright.parse.image import MAX_PIXELS, prepare, recognise
 from ragwright.parse.options import ParseOptions
-from ragwright.parse.pdf_elements import page_elements
+from ragwright.parse.pdf_elements import PdfPage, page_elements
 
-__all__ = ["MAX_PICTURES", "MIN_SIDE", "PictureReader"]
+__all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_S", "PictureReader"]
 
 MIN_SIDE: Final = 120
 MAX_PICTURES: Final = 20
+OCR_BUDGET_S: Final = 10.0  # seconds of OCR a document spends on pictures; the ones after are not read
 _log = logging.getLogger(__name__)
 
 
@@ -42,23 +46,32 @@ class PictureReader:
         self._engine: _ocr.OcrEngine | None = None
         self._resolved = False
         self._seen: set[str] = set()
+        self._spent = 0.0  # seconds of OCR so far
         self.read_count = 0  # pictures sent to OCR
         self.warnings: list[str] = []
 
+    @property
+    def exhausted(self) -> bool:
+        """No more picture will be read: OCR of pictures is off, or the caps are reached."""
+        return (
+            not (self._options.ocr and self._options.ocr_images)
+            or self.read_count >= MAX_PICTURES
+            or self._spent >= OCR_BUDGET_S
+        )
+
     def _get_engine(self) -> _ocr.OcrEngine | None:
         if not self._resolved:
-            self._engine = _ocr.get_engine() if self._options.ocr else None
+            self._engine = _ocr.get_engine() if self._options.ocr and self._options.ocr_images else None
             self._resolved = True
         return self._engine
 
     def read(self, blob: bytes, name: str, page: int | None = None) -> list[Element]:
         """The paragraphs OCR reads in the picture *blob* (part *name*), or none."""
         digest = hashlib.sha256(blob).hexdigest()
-        if digest in self._seen or self.read_count >= MAX_PICTURES:
+        if digest in self._seen or self.exhausted:
             return []
         self._seen.add(digest)
-        engine = self._get_engine()
-        if engine is None:
+        if self._get_engine() is None:
             return []
         try:
             from PIL import Image
@@ -70,15 +83,49 @@ class PictureReader:
             image.load()
         except Exception:  # not a raster image PIL reads (EMF, WMF, SVG …) or a damaged one
             return []
+        scanned = self._ocr(image, name, page)
+        return self.elements(scanned, name, page) if scanned is not None else []
+
+    def recognise(self, image: Any, name: str, page: int | None = None, min_side: int = 1) -> PdfPage | None:
+        """The lines OCR reads in the decoded *image* (PIL) as a page of pixels (y up), or None: a picture
+        seen before, the caps reached, no engine, nothing read or a confidence below the threshold."""
+        if self.exhausted or min(image.size) < min_side or image.size[0] * image.size[1] > MAX_PIXELS:
+            return None
+        digest = hashlib.sha256(image.tobytes()).hexdigest()
+        if digest in self._seen:
+            return None
+        self._seen.add(digest)
+        if self._get_engine() is None:
+            return None
+        return self._ocr(image, name, page)
+
+    def _ocr(self, image: Any, name: str, page: int | None) -> PdfPage | None:
+        engine = self._get_engine()
+        if engine is None:
+            return None
         self.read_count += 1
+        began = time.monotonic()
         try:
             scanned = recognise(prepare(image), engine, page or 1)
         except Exception as exc:  # an engine failure must not fail the document
             _log.warning("ocr_failed", extra={"image": name, "engine": engine.name, "error": repr(exc)})
             self.warnings.append(f"OCR of the picture {name} with {engine.name} failed ({exc!r})")
-            return []
+            return None
+        finally:
+            self._spent += time.monotonic() - began
+        if self._spent >= OCR_BUDGET_S and not any("OCR time budget" in w for w in self.warnings):
+            self.warnings.append(
+                f"OCR of pictures stopped after {self.read_count} picture(s): its time budget of "
+                f"{OCR_BUDGET_S:.0f} s a document is spent; the pictures after {name} are not read"
+            )
         confidence = float(scanned.ocr["confidence"]) if scanned.ocr else 0.0
         if not scanned.lines or confidence < self._options.ocr_min_confidence:
+            return None
+        return scanned
+
+    def elements(self, scanned: PdfPage, name: str, page: int | None) -> list[Element]:
+        """The paragraphs of a page :meth:`recognise` read, on *page*, flagged with the picture *name*."""
+        if not scanned.lines:
             return []
         return [
             dataclasses.replace(e, page=page, attributes={**e.attributes, "image": name})

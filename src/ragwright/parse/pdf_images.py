@@ -1,0 +1,248 @@
+"""Text inside the images of PDF pages that have a text layer: a figure with labels, a scanned insert, a
+chart, a screenshot of a table — read by OCR and placed where the image sits in the reading order.
+
+A page without a text layer is OCR'd whole (:func:`~ragwright.parse.pdf._route_to_ocr`); on every other
+page, :func:`read_page_images` looks at the page's top-level image objects (pdfium enumerates them with
+their bounds and pixel sizes; the C engine's scan only says how much images cover, so nothing is read
+on a page whose images cover nothing) and hands each one that can hold a readable line to the same
+:class:`~ragwright.parse.pictures.PictureReader` the DOCX/PPTX/XLSX parsers use: the same engine,
+preprocessing, confidence threshold, one read per distinct picture (a logo repeated on every page is
+read once: an image drawn at the same place with the same size is not even rendered again), and the
+same caps on the work (:data:`~ragwright.parse.pictures.MAX_PICTURES` a document, an OCR time budget).
+
+Skipped before rendering: images under :data:`MIN_POINTS` on a side or :data:`MIN_AREA` on the page
+(icons, bullets, rules drawn as images) or under :data:`MIN_PIXELS` on a side, and images under dense
+text of the layer (:data:`MAX_LAYER_CHARS`: a page background, or a scan already carrying a text layer).
+Skipped after rendering, before OCR: images that do not look like text (:func:`looks_like_text`:
+photos, logos, rendered shapes, blank images). An image's strip is padded to at most
+:data:`MAX_ASPECT` to 1 (:func:`_pad`, six times cheaper for a sliced diagram). After OCR: lines mostly
+read by the text layer already (a label drawn over the image as text) are dropped, and an image whose
+text is under :data:`MIN_CHARS` letters and digits or reads as noise (``ocr.text_quality`` under
+:data:`MIN_QUALITY`) gives nothing — a stray "8" of a drawing, the letters of a logo.
+
+Each image read becomes a :class:`PageImage`: a stand-in in the page's reading order, like a table's
+(both the C engine and :mod:`~ragwright.parse.pdf_order` place it among the lines by its box), that
+turns into the paragraphs OCR found, flagged ``ocr``/``engine``/``confidence`` plus ``image``
+("page 3 image 2"), so their chunks say "from a scanned page".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from typing import Any, Final
+
+from ragwright._deps import require
+from ragwright.model.document import Element
+from ragwright.parse.ocr import text_quality
+from ragwright.parse.options import ParseOptions
+from ragwright.parse.pdf_layout import Line
+from ragwright.parse.pictures import PictureReader
+
+__all__ = [
+    "MAX_ASPECT",
+    "MAX_LAYER_CHARS",
+    "MIN_AREA",
+    "MIN_CHARS",
+    "MIN_EDGE",
+    "MIN_PIXELS",
+    "MIN_POINTS",
+    "MIN_QUALITY",
+    "PageImage",
+    "PageImages",
+    "looks_like_text",
+    "read_page_images",
+]
+
+MIN_POINTS: Final = 18.0  # shorter side on the page, in points (a quarter inch): one line of 12 pt text
+MIN_AREA: Final = 3600.0  # points², about an inch by 0.7 inch: smaller images are icons, bullets, bars
+MIN_PIXELS: Final = 24  # shorter side in pixels: less cannot hold a line OCR reads
+MAX_LAYER_CHARS: Final = 200  # text-layer characters over an image beyond which it is a background
+MIN_CHARS: Final = 6  # letters and digits OCR must read in an image for its text to be kept
+MIN_QUALITY: Final = 0.5  # ocr.text_quality below which an image's OCR text is noise
+MIN_EDGE: Final = 0.2  # share of ink pixels on a stroke's edge below which an image holds no text
+MAX_ASPECT: Final = 3.0  # longer side to shorter side of what OCR is handed (see _pad)
+_IMAGE: Final = 3  # FPDF_PAGEOBJ_IMAGE
+_LAYER_SHARE: Final = 0.5  # an OCR line whose box holds this share of its length in layer text is dropped
+_MAX_OBJECTS: Final = 5000  # objects looked at on one page
+
+
+@dataclasses.dataclass
+class PageImage:
+    """An image of a page whose text OCR read: its box (points, origin bottom left) and elements."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    elements: list[Element]
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(e.text for e in self.elements)
+
+    def stand_in(self) -> Line:
+        """A line standing for the image in the reading order (:mod:`~ragwright.parse.pdf_order`)."""
+        line = Line(self.text, self.x0, self.y0, self.x1, self.y1, 10.0)
+        line.table = self
+        return line
+
+
+class PageImages:
+    """A document's OCR of the images on its text pages: the reader (engine, caps, one read per
+    picture) and the images already looked at."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self.reader = PictureReader(options)
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def read(self, raw: Any, pdf: Any, handle: Any, textpage: Any, page: Any, image_cover: float) -> list[PageImage]:
+        """The images of *page* (a ``PdfPage``) whose text OCR read; nothing is looked at on a page whose
+        images (``Graphics.image_cover``, a share of its area) cover less than one image worth reading."""
+        if image_cover * page.width * page.height < MIN_AREA or self.reader.exhausted:
+            return []
+        return read_page_images(raw, pdf, handle, textpage, page.number, self.reader, self.seen)
+
+
+def read_page_images(
+    raw: Any, pdf: Any, handle: Any, textpage: Any, number: int, reader: PictureReader, seen: set[tuple[Any, ...]]
+) -> list[PageImage]:
+    """The images of page *number* (pdfium *handle*, its *textpage*) whose text OCR read, in the page's drawing order.
+
+    *seen* holds the (pixel size, box) of images already looked at in the document: a repeated logo is
+    skipped without rendering it again.
+    """
+    out: list[PageImage] = []
+    count = min(int(raw.FPDFPage_CountObjects(handle)), _MAX_OBJECTS)
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    px_w, px_h = ctypes.c_uint(), ctypes.c_uint()
+    for i in range(count):
+        if reader.exhausted:
+            break
+        obj = raw.FPDFPage_GetObject(handle, i)
+        if raw.FPDFPageObj_GetType(obj) != _IMAGE:
+            continue
+        if not raw.FPDFPageObj_GetBounds(obj, *(ctypes.byref(v) for v in (left, bottom, right, top))):
+            continue
+        x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
+        w, h = x1 - x0, y1 - y0
+        if min(w, h) < MIN_POINTS or w * h < MIN_AREA:
+            continue
+        if not raw.FPDFImageObj_GetImagePixelSize(obj, ctypes.byref(px_w), ctypes.byref(px_h)):
+            continue
+        if min(px_w.value, px_h.value) < MIN_PIXELS:
+            continue
+        key = (px_w.value, px_h.value, round(x0), round(y0), round(x1), round(y1))
+        if key in seen:
+            continue
+        seen.add(key)
+        if _layer_chars(raw, textpage, x0, y0, x1, y1) > MAX_LAYER_CHARS:
+            continue
+        image = _render(raw, pdf, handle, obj, px_w.value, px_h.value, w, h)
+        if image is None or not looks_like_text(image):
+            continue
+        name = f"page {number} image {i + 1}"
+        padded = _pad(image)
+        scanned = reader.recognise(padded, name, number)
+        if scanned is None:
+            continue
+        # OCR lines (pixels of the prepared image, y up) to page points; drop what the layer reads already
+        sx = w * padded.size[0] / image.size[0] / max(scanned.width, 1.0)
+        sy = h * padded.size[1] / image.size[1] / max(scanned.height, 1.0)
+        base = y1 - h * padded.size[1] / image.size[1]  # the padding goes below or right of the image
+        scanned.lines = [
+            ln
+            for ln in scanned.lines
+            if _layer_chars(raw, textpage, x0 + ln.x0 * sx, base + ln.y0 * sy, x0 + ln.x1 * sx, base + ln.y1 * sy)
+            < _LAYER_SHARE * len(ln.text)
+        ]
+        found = " ".join(ln.text for ln in scanned.lines)
+        if sum(c.isalnum() for c in found) < MIN_CHARS or text_quality(found) < MIN_QUALITY:
+            continue  # a stray glyph of a drawing ("8", "O"), a logo's letters, noise
+        elements = reader.elements(scanned, name, number)
+        if elements:  # placed where its text is: a figure wider than the text column does not widen it
+            lines = scanned.lines
+            box = (
+                min(ln.x0 for ln in lines),
+                min(ln.y0 for ln in lines),
+                max(ln.x1 for ln in lines),
+                max(ln.y1 for ln in lines),
+            )
+            out.append(PageImage(x0 + box[0] * sx, base + box[1] * sy, x0 + box[2] * sx, base + box[3] * sy, elements))
+    return out
+
+
+def looks_like_text(image: Any) -> bool:
+    """Whether *image* (PIL) may hold text worth an OCR run (about a second each): some ink, drawn in
+    thin strokes. Photos, logos, rendered shapes and blank images are mostly thick areas of colour.
+
+    On a grey copy (at most 512 pixels a side, on white), ink is what differs from the paper (the
+    median) by a quarter of the range; the share of ink pixels with a paper pixel beside them is
+    0.5-0.95 for text and labelled diagrams, 0.05-0.15 for photos, logos and rendered objects (the
+    images of the docs corpus). Too little ink (under 0.2 %) is a blank or faded picture.
+    """
+    np = require("numpy", "")
+    pil = require("PIL.Image", "ocr", "reading images")
+    frame = image.convert("RGBA")
+    white = pil.new("RGBA", frame.size, (255, 255, 255, 255))
+    grey = pil.alpha_composite(white, frame).convert("L")
+    factor = 512 / max(grey.size)
+    if factor < 1:
+        grey = grey.resize((max(1, round(grey.size[0] * factor)), max(1, round(grey.size[1] * factor))))
+    pixels = np.asarray(grey, dtype=np.int16)
+    ink = np.abs(pixels - int(np.median(pixels))) > 64
+    count = int(ink.sum())
+    if count < 0.002 * ink.size:
+        return False
+    inside = ink.copy()  # ink pixels whose four neighbours are ink too
+    inside[1:, :] &= ink[:-1, :]
+    inside[:-1, :] &= ink[1:, :]
+    inside[:, 1:] &= ink[:, :-1]
+    inside[:, :-1] &= ink[:, 1:]
+    return 1.0 - int(inside.sum()) / count >= MIN_EDGE
+
+
+def _pad(image: Any) -> Any:
+    """*image* on white, padded below or to the right to at most :data:`MAX_ASPECT` to 1.
+
+    rapidocr's detector enlarges an image until its shorter side is 736 pixels: a strip 640 by 80
+    pixels (a diagram cut in slices) became 5900 by 736 and took six times longer than padded.
+    """
+    pil = require("PIL.Image", "ocr", "reading images")
+    frame = pil.alpha_composite(pil.new("RGBA", image.size, (255, 255, 255, 255)), image.convert("RGBA"))
+    w, h = frame.size
+    size = (w, max(h, round(w / MAX_ASPECT))) if w > h else (max(w, round(h / MAX_ASPECT)), h)
+    out = pil.new("RGB", size, (255, 255, 255))
+    out.paste(frame.convert("RGB"), (0, 0))
+    return out
+
+
+def _layer_chars(raw: Any, textpage: Any, x0: float, y0: float, x1: float, y1: float) -> int:
+    """How many characters of the text layer lie in the box (pdfium's bounded text, UTF-16 units)."""
+    return max(0, int(raw.FPDFText_GetBoundedText(textpage, x0, y1, x1, y0, None, 0)) - 1)
+
+
+def _render(raw: Any, pdf: Any, handle: Any, obj: Any, px_w: int, px_h: int, w: float, h: float) -> Any:
+    """The image as drawn (matrix and soft mask applied) near its native resolution, as a PIL image.
+
+    pdfium renders an image object at one pixel a point; the object's matrix is scaled up to the
+    image's own pixel size for the rendering, then restored (as pypdfium2's ``PdfImage.get_bitmap``).
+    """
+    pdfium = require("pypdfium2", "pdf", "PDF parsing")
+    if (px_w < px_h) != (w < h):  # drawn rotated by a quarter turn
+        px_w, px_h = px_h, px_w
+    factor = max(px_w / max(w, 1e-3), px_h / max(h, 1e-3), 1.0)
+    matrix = raw.FS_MATRIX()
+    if not raw.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
+        return None
+    scaled = raw.FS_MATRIX(
+        matrix.a * factor, matrix.b * factor, matrix.c * factor, matrix.d * factor, matrix.e, matrix.f
+    )
+    raw.FPDFPageObj_SetMatrix(obj, ctypes.byref(scaled))
+    try:
+        bitmap = raw.FPDFImageObj_GetRenderedBitmap(pdf.raw, handle, obj)
+    finally:
+        raw.FPDFPageObj_SetMatrix(obj, ctypes.byref(matrix))
+    if not bitmap:
+        return None
+    return pdfium.PdfBitmap.from_raw(bitmap).to_pil().copy()

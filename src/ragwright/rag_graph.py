@@ -132,7 +132,7 @@ class RagGraph:
         found = await self.asearch(question, identity=who, top_k=opts.top_k)
         answerer = self.rag._answerer(opts)
         response = await to_thread(AnswerStream(answerer.run(question, found.results, opts, streaming=False)).collect)
-        return replace(response, retrieval_path="hybrid+graph → rrf")
+        return replace(response, retrieval_path=f"hybrid+graph → {self.options.fusion}")
 
     def ask(
         self, question: str, *, mode: str = "local", identity: Identity | None = None, **overrides: Any

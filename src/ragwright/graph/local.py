@@ -12,8 +12,9 @@
    traversed relation. A chunk that opens with a reached entity is about it and counts
    ``GraphOptions.opening_boost`` times (the bridge document of a two-hop question); the question's own
    entities count ``seed_evidence`` (hybrid search finds their chunks already).
-4. **Fusion**: RRF of the hybrid ranking and the graph ranking (``GraphOptions.weight``), evidence
-   kept per arm (``arms["graph"]``).
+4. **Fusion** (:mod:`ragwright.graph.fusion`): RRF of the hybrid and graph rankings (the default,
+   ``GraphOptions.fusion="rrf"``), or hybrid's order with the graph's *bridge chunks* added after its
+   first results (``"bridge"``); evidence kept per arm (``arms["graph"]``).
 
 Everything read goes through :class:`~ragwright.graph.visibility.Visibility`: the graph's rows under
 the store's security expression and every chunk re-fetched with the caller's identity.
@@ -27,12 +28,13 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ragwright.graph.fusion import fuse
 from ragwright.graph.model import ChunkText, Extractor, entity_key
 from ragwright.graph.options import GraphOptions
 from ragwright.graph.sqlite_tables import SqliteGraphTables
 from ragwright.graph.visibility import Visibility
-from ragwright.model.results import ArmHit, SearchResult
-from ragwright.retrieve.fusion import rrf
+from ragwright.model.chunk import Chunk
+from ragwright.model.results import SearchResult
 
 _WORDS = re.compile(r"[\w'’&+\-.]+")
 _PER_HOP = 32
@@ -103,6 +105,23 @@ def query_keys(query: str, extractor: Extractor) -> list[str]:
     return list(dict.fromkeys(k for k in [*found, *grams] if len(k) > 2))
 
 
+@dataclass
+class Walk:
+    """What the graph step found before fusion: its ranking of visible chunks (best first), the chunks
+    themselves, *bridges* (chunks that open with a reached entity other than the question's own, with
+    that entity's weight), the number of question *seeds*, and the *anchored* bridges: those whose
+    entity is named in an entry chunk (hybrid's best) that itself opens with a question entity — the
+    second document of a two-hop question."""
+
+    ranking: list[tuple[str, float]]
+    visible: dict[str, Chunk]
+    bridges: dict[str, float]
+    seeds: int
+    anchored: set[str] = field(default_factory=set)
+    entities: list[EntityView] = field(default_factory=list)
+    relations: list[RelationView] = field(default_factory=list)
+
+
 def local_search(
     tables: SqliteGraphTables,
     view: Visibility,
@@ -113,6 +132,19 @@ def local_search(
     *,
     top_k: int = 10,
 ) -> GraphResult:
+    found = walk(tables, view, query, extractor, options, hybrid)
+    return GraphResult(fuse(hybrid, found, options, top_k), found.entities, found.relations)
+
+
+def walk(
+    tables: SqliteGraphTables,
+    view: Visibility,
+    query: str,
+    extractor: Extractor,
+    options: GraphOptions,
+    hybrid: Sequence[SearchResult] = (),
+) -> Walk:
+    """Steps 1–3 of local search (seeds, hops, evidence) as the caller may see them."""
     security = view.sql()
     resolver = Resolver(tables.aliases(security))
     # 1. seeds
@@ -132,10 +164,13 @@ def local_search(
             if any(canon in w.split() or w in canon.split() for w in weights) and len(canon.split()) == 1:
                 continue  # a word of a seed already taken ("gap" of "big stone gap")
             weights[canon], hop_of[canon] = 1.0, 0
+    question = set(weights)  # the question's own entities
+    named_in: defaultdict[str, set[str]] = defaultdict(set)  # entity → the entry chunks naming it
     for r in hybrid[: options.entry_chunks]:
         names = r.chunk.metadata.get("entities")
         for name in names if isinstance(names, list) else []:
             canon = resolver.canonical(entity_key(str(name)))
+            named_in[canon].add(r.chunk_id)
             if canon not in weights:
                 weights[canon], hop_of[canon] = options.entry_weight, 0
     # 2. hops
@@ -182,23 +217,26 @@ def local_search(
             boost = options.opening_boost if (entity, cid) in opens else 1.0
             seed = options.seed_evidence if hop_of.get(entity) == 0 and weights.get(entity) == 1.0 else 1.0
             scores[cid] += weights.get(entity, 0.0) * idf * boost * seed
+    bridges: dict[str, float] = {}
+    anchors = {cid for entity, cid in opens if entity in question}  # chunks about a question entity
+    anchored: set[str] = set()
+    for entity, cid in opens:
+        if entity not in question:
+            bridges[cid] = max(bridges.get(cid, 0.0), weights[entity])
+            if named_in[entity] & anchors - {cid}:
+                anchored.add(cid)
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: options.top_k * 3]
     visible = view.chunks(cid for cid, _ in ranked)
     graph_ranking = [(cid, s) for cid, s in ranked if cid in visible][: options.top_k]
-    # 4. fusion
-    hybrid_ranking = [(r.chunk_id, r.score) for r in hybrid]
-    by_id = {r.chunk_id: r for r in hybrid}
-    fused = rrf({"hybrid": hybrid_ranking, "graph": graph_ranking}, weights={"graph": options.weight})
-    results: list[SearchResult] = []
-    for f in fused[:top_k]:
-        base = by_id.get(f.chunk_id)
-        chunk = base.chunk if base is not None else visible[f.chunk_id]
-        arms = dict(base.arms) if base is not None else {}
-        if "graph" in f.arms:
-            arms["graph"] = ArmHit(f.arms["graph"].rank, f.arms["graph"].score)
-        results.append(SearchResult(chunk, f.score, arms, fusion="rrf+graph"))
-    return GraphResult(
-        results, _entities(mentions, resolver, weights, hop_of, view), _relations(traversed, mentions, resolver, view)
+    seeds = sum(1 for k in weights if hop_of[k] == 0 and weights[k] == 1.0)
+    return Walk(
+        graph_ranking,
+        visible,
+        {cid: w for cid, w in bridges.items() if cid in visible},
+        seeds,
+        {cid for cid in anchored if cid in visible},
+        _entities(mentions, resolver, weights, hop_of, view),
+        _relations(traversed, mentions, resolver, view),
     )
 
 

@@ -10,6 +10,7 @@ from ragwright.errors import ConfigError
 
 EXTRACTORS: Final = ("rules", "spacy", "llm")
 MODES: Final = ("local", "global")
+FUSIONS: Final = ("bridge", "rrf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,12 @@ class GraphOptions(OptionsBase):
     Local search's evidence weights, tuned on HotpotQA's tune split (``benchmarks/graph_multihop.py``):
     *entry_chunks* best hybrid chunks whose entities also seed the walk, at *entry_weight*; a chunk that
     opens with a reached entity counts *opening_boost* times; the question's own entities count
-    *seed_evidence* as evidence (hybrid search finds their chunks already)."""
+    *seed_evidence* as evidence (hybrid search finds their chunks already). *fusion*: how local search
+    combines the graph with hybrid search — ``rrf`` (default) fuses the whole graph ranking by RRF at
+    *weight* (it promotes every chunk both arms found: the HotpotQA recall@5 win, the MultiHop-RAG
+    recall@5 loss); ``bridge`` keeps hybrid's order and places up to *bridges* bridge chunks (about an
+    entity named by a hybrid chunk that is about a question entity) after its first *bridge_position*
+    results (no loss measured anywhere, no significant win either: ``benchmarks/RESULTS.md``)."""
 
     extractor: str = "rules"
     hops: int = 2
@@ -40,6 +46,9 @@ class GraphOptions(OptionsBase):
     entry_weight: float = 0.5
     opening_boost: float = 6.0
     seed_evidence: float = 0.5
+    fusion: str = "rrf"
+    bridge_position: int = 3
+    bridges: int = 1
 
     def __post_init__(self) -> None:
         if self.extractor not in EXTRACTORS:
@@ -64,5 +73,11 @@ class GraphOptions(OptionsBase):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 100.0:
                 raise ConfigError.invalid(f"graph.{name}", value, "a number from 0 to 100")
+        if self.fusion not in FUSIONS:
+            raise ConfigError.invalid("graph.fusion", self.fusion, " | ".join(FUSIONS))
+        if not (isinstance(self.bridge_position, int) and 0 <= self.bridge_position <= 50):
+            raise ConfigError.invalid("graph.bridge_position", self.bridge_position, "an integer from 0 to 50")
+        if not (isinstance(self.bridges, int) and 0 <= self.bridges <= 10):
+            raise ConfigError.invalid("graph.bridges", self.bridges, "an integer from 0 to 10")
         if not (isinstance(self.summary_sentences, int) and 1 <= self.summary_sentences <= 20):
             raise ConfigError.invalid("graph.summary_sentences", self.summary_sentences, "an integer from 1 to 20")

@@ -16,7 +16,8 @@ paragraphs; SQuAD: the question's paragraph). Differences are paired per questio
 95% interval, split by HotpotQA's type (``bridge`` = multi-hop through a bridge entity, ``comparison``)
 and the SQuAD single-hop control. Questions are split by a hash of their id into ``tune`` (2/5: choose
 graph parameters there) and ``test`` (3/5: report there). ``--variants`` runs more GraphOptions on the
-same hybrid candidates (the graph step only). ``--answers``: extractive ``rag.ask`` vs
+same hybrid candidates (the graph step only; ``"bridge:fusion=bridge"``: the fusion that adds bridge chunks
+without promoting co-occurring ones). ``--answers``: extractive ``rag.ask`` vs
 ``rag.graph.ask`` (gold answer contained in the answer, normalised). ``--ingest-cost N``: ingestion
 seconds of N paragraphs without and with the graph (fresh stores, interleaved, best of ``--repeat``).
 

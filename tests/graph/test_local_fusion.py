@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ragwright.config.settings import Settings
 from ragwright.errors import ConfigError
 from ragwright.graph import GraphOptions
 from ragwright.graph.fusion import fuse
@@ -76,6 +77,14 @@ def test_a_bridge_hybrid_already_ranks_first_is_not_moved() -> None:
 def test_fusion_options_are_validated(field: str, value: object) -> None:
     with pytest.raises(ConfigError, match=f"graph.{field}"):
         GraphOptions(**{field: value})  # type: ignore[arg-type]
+
+
+def test_the_config_file_sets_the_fusion() -> None:
+    settings = Settings.from_dict({"graph": {"fusion": "bridge", "bridges": 2}})
+    assert settings.graph is not None and settings.graph.fusion == "bridge" and settings.graph.bridges == 2
+    assert settings.to_dict()["graph"]["fusion"] == "bridge"
+    with pytest.raises(ConfigError, match=r"graph\.fusion"):
+        Settings.from_dict({"graph": {"fusion": "bridges"}})
 
 
 DOCS = {

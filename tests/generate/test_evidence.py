@@ -1,5 +1,7 @@
 """Candidate answer units: what may answer (sentences, table rows with headers) and what never does."""
 
+import pytest
+
 from ragwright.generate.evidence import EmbeddingCache, clean_inline, is_navigation, is_title_like, pieces, units_of
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
@@ -120,3 +122,32 @@ def test_a_table_row_keeps_the_line_before_its_table_as_context() -> None:
 
     text = "Things a duck could eat:\n\n| | Food |\n| --- | --- |\n| Leaves | Ash, Elm |"
     assert pieces_in_context(text) == [("row", "Leaves; Food: Ash, Elm", "Things a duck could eat:")]
+
+
+def test_a_row_is_matched_under_its_lead_in_when_that_matches_better() -> None:
+    import numpy as np
+
+    from ragwright.generate.evidence import gather
+    from ragwright.generate.question import analyze
+
+    emb = HashingEmbedder()
+    text = "Things a respectful duck could eat:\n\n| | Food |\n| --- | --- |\n| Leaves | Ash, Elm, Maple |"
+    question = "Which trees' leaves could a respectful duck eat?"
+    ev = gather(analyze(question), [SearchResult(Chunk.create("d", text, 0), 0.5)], emb)
+    q = np.asarray(emb.embed_query(question))
+    alone, under = (
+        float(np.asarray(v) @ q)
+        for v in emb.embed_documents([ev.units[0].text, f"{ev.units[0].context} {ev.units[0].text}"])
+    )
+    assert under > alone
+    assert ev.cosines == [pytest.approx(under)]
+    # a row that matches better alone keeps its own similarity; prose is never read with a context
+    ev = gather(analyze("Which food: Ash, Elm or Maple leaves?"), [SearchResult(Chunk.create("d", text, 0), 0.5)], emb)
+    assert (
+        ev.cosines[0]
+        >= float(
+            np.asarray(emb.embed_documents([ev.units[0].text])[0])
+            @ np.asarray(emb.embed_query("Which food: Ash, Elm or Maple leaves?"))
+        )
+        - 1e-6
+    )

@@ -294,6 +294,12 @@ class Evidence:
         return any(is_negated(self.units[j].text) for j in self.window(i))
 
 
+def _read_as(unit: Unit) -> str:
+    """The text a unit is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
+    Food: Ash, Elm, Maple"), whose words say what the row is about; any other unit as written."""
+    return f"{unit.context} {unit.text}" if unit.kind == "row" and unit.context else unit.text
+
+
 def gather(
     question: Question,
     results: Sequence[SearchResult],
@@ -316,10 +322,13 @@ def gather(
     contexts = list(dict.fromkeys(u.context for u in units if u.context))
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)
-        matrix = (cache or EmbeddingCache()).vectors(embedder, [u.text for u in units] + contexts)
-        scores = [float(x) for x in matrix @ qvec]
+        read = [i for i, u in enumerate(units) if _read_as(u) != u.text]
+        texts = [u.text for u in units] + contexts + [_read_as(units[i]) for i in read]
+        scores = [float(x) for x in (cache or EmbeddingCache()).vectors(embedder, texts) @ qvec]
         cosines = scores[: len(units)]
-        by_context = dict(zip(contexts, scores[len(units) :], strict=True))
+        for i, cos in zip(read, scores[len(units) + len(contexts) :], strict=True):
+            cosines[i] = max(cosines[i], cos)  # a row read under its lead-in, when that matches better
+        by_context = dict(zip(contexts, scores[len(units) : len(units) + len(contexts)], strict=True))
         context_cos = [by_context.get(u.context, -1.0) for u in units]
     else:
         cosines, context_cos = [], []

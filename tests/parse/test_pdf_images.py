@@ -25,6 +25,7 @@ from ragwright.parse import ocr, pdf_core
 from ragwright.parse.ocr import OcrLine
 from ragwright.parse.pdf import parse_pdf
 from ragwright.parse.pdf_images import looks_like_text
+from ragwright.parse.pictures import OCR_BUDGET_PIXELS
 
 HAS_RAPIDOCR = importlib.util.find_spec("rapidocr") is not None
 FIGURE = ["Turbine output rose", "to 42 megawatts in March"]
@@ -138,6 +139,24 @@ def test_an_image_repeated_on_every_page_is_read_once(path: str) -> None:
     doc = parse(report_pdf(pages=3))
     assert len(fake.images) == 1
     assert doc.text.count("42 megawatts") == 1 and doc.metadata["ocr_pictures"] == 1
+
+
+def test_the_work_is_capped_by_the_pixel_budget(path: str) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    buf = io.BytesIO()
+    pdf = canvas.Canvas(buf, pagesize=(612, 792))
+    for n in range(8):  # eight different figures, one a page
+        pdf.setFont("Helvetica", 11)
+        pdf.drawString(72, 700, f"Page {n + 1} of the appendix, with one figure below.")
+        pdf.drawImage(ImageReader(text_image([f"Figure number {n + 1}", "of the appendix"])), 72, 420, 360, 120)
+        pdf.showPage()
+    pdf.save()
+    doc = parse(buf.getvalue())
+    read = -(-OCR_BUDGET_PIXELS // (2700 * 900))  # each 900x300 figure is enlarged 3x before OCR
+    assert len(fake.images) == read < 8
+    assert doc.metadata["ocr_pictures"] == read
+    assert any("budget of 12,000,000 pixels" in w for w in doc.warnings)
 
 
 def test_pictures_without_text_and_noise_are_not_kept(path: str) -> None:

@@ -7,8 +7,9 @@ their bounds and pixel sizes; the C engine's scan only says how much images cove
 on a page whose images cover nothing) and hands each one that can hold a readable line to the same
 :class:`~ragwright.parse.pictures.PictureReader` the DOCX/PPTX/XLSX parsers use: the same engine,
 preprocessing, confidence threshold, one read per distinct picture (a logo repeated on every page is
-read once: an image drawn at the same place with the same size is not even rendered again), and the
-same caps on the work (:data:`~ragwright.parse.pictures.MAX_PICTURES` a document, an OCR time budget).
+read once: an image whose stored stream was seen before is not even rendered again), and the
+same caps on the work (:data:`~ragwright.parse.pictures.MAX_PICTURES` a document,
+:data:`~ragwright.parse.pictures.OCR_BUDGET_PIXELS`).
 
 Skipped before rendering: images under :data:`MIN_POINTS` on a side or :data:`MIN_AREA` on the page
 (icons, bullets, rules drawn as images) or under :data:`MIN_PIXELS` on a side, and images under dense
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import hashlib
 from typing import Any, Final
 
 from ragwright._deps import require
@@ -94,7 +96,7 @@ class PageImages:
 
     def __init__(self, options: ParseOptions) -> None:
         self.reader = PictureReader(options)
-        self.seen: set[tuple[Any, ...]] = set()
+        self.seen: set[bytes] = set()
 
     def read(self, raw: Any, pdf: Any, handle: Any, textpage: Any, page: Any, image_cover: float) -> list[PageImage]:
         """The images of *page* (a ``PdfPage``) whose text OCR read; nothing is looked at on a page whose
@@ -105,11 +107,11 @@ class PageImages:
 
 
 def read_page_images(
-    raw: Any, pdf: Any, handle: Any, textpage: Any, number: int, reader: PictureReader, seen: set[tuple[Any, ...]]
+    raw: Any, pdf: Any, handle: Any, textpage: Any, number: int, reader: PictureReader, seen: set[bytes]
 ) -> list[PageImage]:
     """The images of page *number* (pdfium *handle*, its *textpage*) whose text OCR read, in the page's drawing order.
 
-    *seen* holds the (pixel size, box) of images already looked at in the document: a repeated logo is
+    *seen* holds the digests of the image streams already looked at in the document: a repeated logo is
     skipped without rendering it again.
     """
     out: list[PageImage] = []
@@ -132,7 +134,7 @@ def read_page_images(
             continue
         if min(px_w.value, px_h.value) < MIN_PIXELS:
             continue
-        key = (px_w.value, px_h.value, round(x0), round(y0), round(x1), round(y1))
+        key = _stream_digest(raw, obj)
         if key in seen:
             continue
         seen.add(key)
@@ -200,6 +202,14 @@ def looks_like_text(image: Any) -> bool:
     inside[:, 1:] &= ink[:, :-1]
     inside[:, :-1] &= ink[:, 1:]
     return 1.0 - int(inside.sum()) / count >= MIN_EDGE
+
+
+def _stream_digest(raw: Any, obj: Any) -> bytes:
+    """A digest of the image's stream as stored (compressed): the same picture drawn again has the same."""
+    size = int(raw.FPDFImageObj_GetImageDataRaw(obj, None, 0))
+    buffer = (ctypes.c_ubyte * max(size, 1))()
+    raw.FPDFImageObj_GetImageDataRaw(obj, buffer, size)
+    return hashlib.blake2b(bytes(buffer)[:size], digest_size=16).digest()
 
 
 def _pad(image: Any) -> Any:

@@ -11,8 +11,10 @@ Pictures that cannot hold a readable line are skipped before any OCR: smaller th
 :data:`MIN_SIDE` pixels on a side (icons, bullets, logos), over :data:`~ragwright.parse.image.MAX_PIXELS`,
 or not an image PIL can open (EMF/WMF drawings). The same picture used twice is read once, and at most
 :data:`MAX_PICTURES` pictures a document are read (each costs about a second of OCR), within
-:data:`OCR_BUDGET_S` seconds of OCR. Nothing happens when OCR is off (``ParseOptions.ocr``), OCR of
-pictures is off (``ParseOptions.ocr_images``) or no engine is installed: the document parses as before.
+:data:`OCR_BUDGET_PIXELS` pixels handed to OCR (its time grows with them; a budget in pixels, not
+seconds, keeps a document's text the same on a busy machine). Nothing happens when OCR is off
+(``ParseOptions.ocr``), OCR of pictures is off (``ParseOptions.ocr_images``) or no engine is installed:
+the document parses as before.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import dataclasses
 import hashlib
 import io
 import logging
-import time
 from typing import Any, Final
 
 from ragwright.model.document import Element
@@ -30,11 +31,12 @@ from ragwright.parse.image import MAX_PIXELS, prepare, recognise
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf_elements import PdfPage, page_elements
 
-__all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_S", "PictureReader"]
+__all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader"]
 
 MIN_SIDE: Final = 120
 MAX_PICTURES: Final = 20
-OCR_BUDGET_S: Final = 10.0  # seconds of OCR a document spends on pictures; the ones after are not read
+# pixels of prepared pictures OCR'd a document (five figures of half a page): the OCR time, deterministically
+OCR_BUDGET_PIXELS: Final = 12_000_000
 _log = logging.getLogger(__name__)
 
 
@@ -46,7 +48,7 @@ class PictureReader:
         self._engine: _ocr.OcrEngine | None = None
         self._resolved = False
         self._seen: set[str] = set()
-        self._spent = 0.0  # seconds of OCR so far
+        self._spent = 0  # pixels handed to OCR so far
         self.read_count = 0  # pictures sent to OCR
         self.warnings: list[str] = []
 
@@ -56,7 +58,7 @@ class PictureReader:
         return (
             not (self._options.ocr and self._options.ocr_images)
             or self.read_count >= MAX_PICTURES
-            or self._spent >= OCR_BUDGET_S
+            or self._spent >= OCR_BUDGET_PIXELS
         )
 
     def _get_engine(self) -> _ocr.OcrEngine | None:
@@ -104,20 +106,20 @@ class PictureReader:
         if engine is None:
             return None
         self.read_count += 1
-        began = time.monotonic()
         try:
-            scanned = recognise(prepare(image), engine, page or 1)
+            prepared = prepare(image)
+            self._spent += prepared.size[0] * prepared.size[1]
+            scanned = recognise(prepared, engine, page or 1)
         except Exception as exc:  # an engine failure must not fail the document
             _log.warning("ocr_failed", extra={"image": name, "engine": engine.name, "error": repr(exc)})
             self.warnings.append(f"OCR of the picture {name} with {engine.name} failed ({exc!r})")
             return None
         finally:
-            self._spent += time.monotonic() - began
-        if self._spent >= OCR_BUDGET_S and not any("OCR time budget" in w for w in self.warnings):
-            self.warnings.append(
-                f"OCR of pictures stopped after {self.read_count} picture(s): its time budget of "
-                f"{OCR_BUDGET_S:.0f} s a document is spent; the pictures after {name} are not read"
-            )
+            if self._spent >= OCR_BUDGET_PIXELS:
+                self.warnings.append(
+                    f"OCR of pictures stopped after {self.read_count} picture(s) ({name} the last): the "
+                    f"budget of {OCR_BUDGET_PIXELS:,} pixels of OCR a document is spent"
+                )
         confidence = float(scanned.ocr["confidence"]) if scanned.ocr else 0.0
         if not scanned.lines or confidence < self._options.ocr_min_confidence:
             return None

@@ -141,6 +141,20 @@ def test_an_image_repeated_on_every_page_is_read_once(path: str) -> None:
     assert doc.text.count("42 megawatts") == 1 and doc.metadata["ocr_pictures"] == 1
 
 
+def test_an_image_off_the_page_is_not_read(path: str) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    buf = io.BytesIO()
+    pdf = canvas.Canvas(buf, pagesize=(612, 792))
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 700, "A page whose figure was pushed off the page.")
+    pdf.drawImage(ImageReader(text_image(FIGURE)), 640, 420, 360, 120)  # right of the page's edge
+    pdf.showPage()
+    pdf.save()
+    doc = parse(buf.getvalue())
+    assert fake.images == [] and "megawatts" not in doc.text
+
+
 def test_the_work_is_capped_by_the_pixel_budget(path: str) -> None:
     fake = FakeEngine(FIGURE)
     ocr.set_engine(fake)

@@ -103,18 +103,20 @@ class PageImages:
         images (``Graphics.image_cover``, a share of its area) cover less than one image worth reading."""
         if image_cover * page.width * page.height < MIN_AREA or self.reader.exhausted:
             return []
-        return read_page_images(raw, pdf, handle, textpage, page.number, self.reader, self.seen)
+        return read_page_images(raw, pdf, handle, textpage, page, self.reader, self.seen)
 
 
 def read_page_images(
-    raw: Any, pdf: Any, handle: Any, textpage: Any, number: int, reader: PictureReader, seen: set[bytes]
+    raw: Any, pdf: Any, handle: Any, textpage: Any, page: Any, reader: PictureReader, seen: set[bytes]
 ) -> list[PageImage]:
-    """The images of page *number* (pdfium *handle*, its *textpage*) whose text OCR read, in the page's drawing order.
+    """The images of *page* (a ``PdfPage``; pdfium *handle*, its *textpage*) whose text OCR read, in the
+    page's drawing order. An image mostly off the page is not read (hidden text, like pdf_hidden's).
 
     *seen* holds the digests of the image streams already looked at in the document: a repeated logo is
     skipped without rendering it again.
     """
     out: list[PageImage] = []
+    number = page.number
     count = min(int(raw.FPDFPage_CountObjects(handle)), _MAX_OBJECTS)
     left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
     px_w, px_h = ctypes.c_uint(), ctypes.c_uint()
@@ -129,6 +131,9 @@ def read_page_images(
         x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
         w, h = x1 - x0, y1 - y0
         if min(w, h) < MIN_POINTS or w * h < MIN_AREA:
+            continue
+        shown = max(0.0, min(x1, page.width) - max(x0, 0.0)) * max(0.0, min(y1, page.height) - max(y0, 0.0))
+        if shown < 0.5 * w * h:
             continue
         if not raw.FPDFImageObj_GetImagePixelSize(obj, ctypes.byref(px_w), ctypes.byref(px_h)):
             continue

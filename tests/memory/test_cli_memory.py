@@ -19,12 +19,13 @@ RHINE = "# Rhine\n\nThe Rhine begins in the Swiss Alps and flows north through G
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> list[str]:
+def store(tmp_path: Path, location: str) -> list[str]:
+    """The CLI's flags for a store (an SQLite file or a postgresql:// database) holding two documents."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "normans.md").write_text(NORMANS)
     (docs / "rhine.md").write_text(RHINE)
-    base = ["--store", str(tmp_path / "s.db"), "--embedder", "wordllama"]
+    base = ["--store", location, "--embedder", "wordllama"]
     assert CliRunner().invoke(main, [*base, "ingest", str(docs)]).exit_code == 0
     return base
 

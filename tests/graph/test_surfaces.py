@@ -1,4 +1,5 @@
-"""GraphRAG reached from the config file ([graph]) and the HTTP server ("graph": "local" | "global")."""
+"""GraphRAG reached from the config file ([graph]) and the HTTP server ("graph": "local" | "global"), the
+server on SQLite and PostgreSQL."""
 
 from pathlib import Path
 
@@ -35,17 +36,17 @@ def test_config_builds_the_rag_with_a_graph() -> None:
     assert build_rag(Settings.from_dict({}), MemoryStore(), HashingEmbedder()).graph is None
 
 
-def test_server_search_and_ask_through_the_graph(tmp_path: Path) -> None:
+def test_server_search_and_ask_through_the_graph(tmp_path: Path, location: str) -> None:
     from fastapi.testclient import TestClient
 
     from ragwright.graph import GraphOptions
     from ragwright.rag import Rag
     from ragwright.server import create_app, hash_key
     from ragwright.sources import BytesSource
-    from ragwright.stores.sqlite import SqliteStore
     from ragwright.testing.doubles import HashingEmbedder
+    from tests.graph.backends import open_at
 
-    rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
+    rag = Rag(open_at(location), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
     rag.ingest(BytesSource({"film.md": FILM, "author.md": AUTHOR}), tenant="acme")
     rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
     key = "acme-key-0123456789abcdef"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ragwright.graph.model import ChunkText, Extraction, Extractor, grounded
 from ragwright.graph.options import GraphOptions
 from ragwright.graph.resolve import merge_targets, normalised
-from ragwright.graph.sqlite_tables import SqliteGraphTables, open_graph_tables
+from ragwright.graph.tables import GraphTables, open_graph_tables
 from ragwright.model.chunk import Chunk
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.side_tables import follow_documents
@@ -74,7 +74,7 @@ class GraphIndex:
         *,
         llm: ChatModel | None = None,
         extractor: Extractor | None = None,
-        tables: SqliteGraphTables | None = None,
+        tables: GraphTables | None = None,
     ) -> None:
         self.store, self.embedder = store, embedder
         self.options = options or GraphOptions()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ragwright.graph.fusion import fuse
 from ragwright.graph.model import ChunkText, Extractor, entity_key
 from ragwright.graph.options import GraphOptions
-from ragwright.graph.sqlite_tables import SqliteGraphTables
+from ragwright.graph.tables import GraphTables
 from ragwright.graph.visibility import Visibility
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
@@ -123,7 +123,7 @@ class Walk:
 
 
 def local_search(
-    tables: SqliteGraphTables,
+    tables: GraphTables,
     view: Visibility,
     query: str,
     extractor: Extractor,
@@ -137,7 +137,7 @@ def local_search(
 
 
 def walk(
-    tables: SqliteGraphTables,
+    tables: GraphTables,
     view: Visibility,
     query: str,
     extractor: Extractor,

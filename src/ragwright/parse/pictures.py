@@ -35,8 +35,8 @@ __all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader"]
 
 MIN_SIDE: Final = 120
 MAX_PICTURES: Final = 20
-# pixels of prepared pictures OCR'd a document (five figures of half a page): the OCR time, deterministically
-OCR_BUDGET_PIXELS: Final = 12_000_000
+# pixels of prepared pictures OCR'd a document (about three figures of half a page): OCR time, deterministic
+OCR_BUDGET_PIXELS: Final = 6_000_000
 _log = logging.getLogger(__name__)
 
 

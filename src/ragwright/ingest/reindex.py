@@ -1,20 +1,22 @@
 """Blue/green reindex: build a new collection beside the live one, check it, then switch the alias.
 
 1. A new physical collection is created beside the live one (:class:`~ragwright.stores.base.Collections`:
-   in the same store file for SQLite, a new store in the catalog for the memory store) and every live
-   document is rebuilt into it with the new embedder and/or chunker, from the staged raw bytes and the
-   parsed-document cache (no source is read, no OCR runs again).
+   in the same store file for SQLite, a schema of its own in the same database for PostgreSQL, a new
+   store in the catalog for the memory store) and every live document is rebuilt into it with the new
+   embedder and/or chunker, from the staged raw bytes and the parsed-document cache (no source is read,
+   no OCR runs again).
 2. Optionally the evaluation harness runs on it (:class:`EvalGate`: a BEIR dataset and a floor on
    nDCG@10 and/or the largest drop allowed against the live collection).
 3. Documents changed in the live collection meanwhile are caught up, and the ``live`` alias is moved
    in one transaction that first checks nothing changed since the last catch-up.
 
 Until the switch, every query is served by the live collection; after it, by the new one — a store
-object re-reads the alias when the file changes, and :func:`reindex` returns a store object over the
+object re-reads the alias when the file changes (SQLite), or before each write and at most every
+``follow_alias_s`` before reads (PostgreSQL); :func:`reindex` returns a store object over the
 new live collection, which the ``Rag`` that ran it adopts together with the new embedder and chunker.
 A failed build or an evaluation below the gate leaves the alias where it was, drops the new
 collection, and says why; a build killed outright (``SIGKILL``, a crash) is dropped the next time the
-store file is opened or a reindex starts. The previous collection stays until
+store is opened or a reindex starts. The previous collection stays until
 :meth:`Rag.drop_collection` (``ragwright reindex --drop-old``).
 """
 
@@ -143,7 +145,7 @@ def reindex(
     if not isinstance(live, Collections):
         raise ConfigError(
             f"{type(live).__name__} does not support reindex: it has no physical collections "
-            "(ragwright.stores.base.Collections); use a SqliteStore or a MemoryStore"
+            "(ragwright.stores.base.Collections); use a SqliteStore, a PostgresStore or a MemoryStore"
         )
     return _reindex(cast(CollectionStore, live), pipeline_for, evaluate, searcher_for, live_searcher, started)
 

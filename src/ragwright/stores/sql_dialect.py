@@ -1,4 +1,4 @@
-"""What the SQL parts of a store (``sql_staging``, ``sql_integrity``) need to know about a database.
+"""What the SQL parts of a store (``sql_staging``, ``sql_integrity``, ``sql_registry``) need to know of a database.
 
 The SQLite and PostgreSQL stores share their staging and integrity statements, written once with ``?``
 placeholders; each store declares a :class:`Dialect` for the rest and hands over how a statement runs
@@ -33,6 +33,16 @@ class Dialect:
     #: SQL predicate of a stored vector whose size is not the given dimension, and its parameter.
     wrong_vector_size: str
     wrong_vector_size_param: Callable[[int], Any]
+    #: How a JSON object (metadata), a list of strings (ACL, registry lists) and text are stored and read
+    #: back, and their column types (sql_registry.py); the collation ordering ids by their bytes.
+    encode_json: Callable[[Any], Any]
+    decode_json: Callable[[Any], Any]
+    encode_list: Callable[[list[str]], Any]
+    decode_list: Callable[[Any], Any]
+    encode_text: Callable[[str], str]
+    json_type: str
+    list_type: str
+    byte_order: str
 
     def sql(self, statement: str) -> str:
         """*statement* (written with ``?``) in this dialect's placeholders."""

@@ -103,7 +103,8 @@ def test_a_tag_only_in_another_tenants_documents_is_never_injected(rag: Rag) -> 
 def test_an_existing_version_1_store_gains_the_tag_tables(pg_dsn: str) -> None:
     store = PostgresStore(pg_dsn)
     with store._conn() as conn:
-        conn.execute("DROP TABLE tag_vectors, tag_documents, staging_leases")  # what versions 2 and 3 added
+        # what versions 2, 3 and 4 added
+        conn.execute("DROP TABLE tag_vectors, tag_documents, staging_leases, rag_collections, rag_aliases")
         conn.execute("DELETE FROM rag_schema_version WHERE version >= 2")
     store.close()
     again = PostgresStore(pg_dsn)

@@ -36,6 +36,8 @@ class PostgresOptions:
     post-filters a fixed candidate list and can return fewer than ``k``; kept for comparisons only.
     ``max_scan_tuples`` bounds an iterative index scan under a filter (pgvector 0.8).
     ``keyword_snapshot``: a file where the BM25 index is saved on close and loaded on open.
+    ``follow_alias_s``: how often a store object that follows the ``live`` alias re-reads it before a
+    read (0: before every operation); a write always checks it in its transaction (see :mod:`.collections`).
     """
 
     schema: str = "ragwright"
@@ -48,6 +50,7 @@ class PostgresOptions:
     iterative_scan: str = "relaxed_order"
     connect_timeout: int = 10
     keyword_snapshot: Path | None = None
+    follow_alias_s: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.schema, str) or not _SCHEMA_NAME.match(self.schema):
@@ -63,6 +66,12 @@ class PostgresOptions:
         if self.iterative_scan not in ("relaxed_order", "strict_order", "off"):
             raise ConfigError.invalid("iterative_scan", self.iterative_scan, "relaxed_order, strict_order or off")
         check_int("connect_timeout", self.connect_timeout, minimum=1)
+        if (
+            isinstance(self.follow_alias_s, bool)
+            or not isinstance(self.follow_alias_s, int | float)
+            or not 0 <= self.follow_alias_s <= 3600
+        ):
+            raise ConfigError.invalid("follow_alias_s", self.follow_alias_s, "a number of seconds from 0 to 3600")
         if self.keyword_snapshot is not None:
             object.__setattr__(self, "keyword_snapshot", Path(self.keyword_snapshot))
 

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from ragwright.errors import StoreError
 from ragwright.stores.postgres.connection import PostgresOptions, import_psycopg
+from ragwright.stores.postgres.dialect import upgrade_registry
 from ragwright.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION
+from ragwright.stores.postgres.schemas import drop_other_collections, migrate_collections, refresh_live_hashes
 
 if TYPE_CHECKING:
     import psycopg
@@ -72,6 +74,11 @@ def migrate(conn: psycopg.Connection[Any], options: PostgresOptions, collection:
                     conn.execute(statement)
                 conn.execute("INSERT INTO rag_schema_version(version) VALUES (%s)", (version,))
                 log.info("store_migrated: %s schema %s to version %d", where, options.schema, version)
+            if upgrade_registry(conn, current):
+                log.info("registry_upgraded: %s schema %s", where, options.schema)
+            migrate_collections(conn, options.schema)
+            if conn.execute("SELECT to_regclass('rag_live_hashes')").fetchone() == (None,):
+                refresh_live_hashes(conn, options.schema)
             conn.execute(
                 "INSERT INTO rag_metadata(key, value) VALUES ('store_id', %s) ON CONFLICT DO NOTHING",
                 (uuid.uuid4().hex,),
@@ -85,7 +92,7 @@ def migrate(conn: psycopg.Connection[Any], options: PostgresOptions, collection:
                         stored,
                         collection,
                     )
-                    _wipe_rows(conn)
+                    _wipe_rows(conn, options.schema)
                 conn.execute(
                     "INSERT INTO rag_metadata(key, value) VALUES ('collection', %s) "
                     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -105,16 +112,20 @@ def migrate(conn: psycopg.Connection[Any], options: PostgresOptions, collection:
     return store_id
 
 
-def wipe(conn: psycopg.Connection[Any]) -> str:
-    """Delete every row and the model binding; returns the new store id."""
+def wipe(conn: psycopg.Connection[Any], base: str) -> str:
+    """Delete every row and the model binding, and every collection but ``main``; returns the new store id."""
+    from psycopg import sql
+
     with conn.transaction():
-        _wipe_rows(conn)
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(sql.Identifier(base)))
+        _wipe_rows(conn, base)
         store_id = _meta(conn, "store_id")
     assert store_id is not None
     return store_id
 
 
-def _wipe_rows(conn: psycopg.Connection[Any]) -> None:
+def _wipe_rows(conn: psycopg.Connection[Any], base: str) -> None:
+    drop_other_collections(conn, base)
     for table in _DATA_TABLES:
         conn.execute(f"DELETE FROM {table}")
     conn.execute("DROP INDEX IF EXISTS chunks_hnsw")

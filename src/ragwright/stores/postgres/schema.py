@@ -9,19 +9,15 @@ index when the first embedding model is bound.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Final
 
 from ragwright.model.chunk import Chunk
-from ragwright.model.records import DocumentRecord
-from ragwright.stores.common import chunk_from_columns, record_columns, record_from_columns
+from ragwright.stores.common import chunk_from_columns
 
 CHUNK_COLUMNS: Final = (
     "chunk_id, document_id, position, text, embed_text, section_path, page, page_end, parent_id, "
     "prev_id, next_id, metadata, tenant, acl"
-)
-RECORD_COLUMNS: Final = (
-    "document_id, source, content_hash, status, parser_version, chunker_version, embedding_model, chunk_count, "
-    "stage, reason, tenant, acl, source_root, title, created_at, updated_at, metadata"
 )
 
 #: (version, statements). Append new versions; never edit a released one.
@@ -157,8 +153,73 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (
+        4,
+        (
+            # Physical collections (see ragwright.stores.postgres.collections): "main" is this schema's own
+            # tables, every other one a schema of its own; the "live" alias names the one readers use.
+            # "builder" is set while a reindex builds the collection (its process holds an advisory lock).
+            """CREATE TABLE rag_collections (
+                name TEXT PRIMARY KEY,
+                created_at DOUBLE PRECISION NOT NULL,
+                note TEXT NOT NULL DEFAULT '',
+                builder TEXT,
+                schema_version INTEGER NOT NULL DEFAULT 0
+            )""",
+            """CREATE TABLE rag_aliases (
+                alias TEXT PRIMARY KEY,
+                collection TEXT NOT NULL,
+                previous TEXT,
+                switched_at DOUBLE PRECISION NOT NULL
+            )""",
+            "INSERT INTO rag_collections(name, created_at) VALUES ('main', extract(epoch FROM now()))",
+            "INSERT INTO rag_aliases(alias, collection, switched_at) "
+            "VALUES ('live', 'main', extract(epoch FROM now()))",
+        ),
+    ),
+    (
+        5,
+        (
+            # The registry fields as typed columns (ragwright.stores.sql_registry); rows written before
+            # are moved over once by migrate.py (they were "_"-prefixed keys of the metadata column).
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS name_hint TEXT",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS parent_document TEXT",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS children TEXT[]",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS metadata_keys TEXT[]",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS warnings TEXT[]",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS source_meta JSONB",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS error_type TEXT",
+            "ALTER TABLE documents ADD COLUMN IF NOT EXISTS attempts BIGINT",
+        ),
+    ),
 )
 SCHEMA_VERSION: Final = MIGRATIONS[-1][0]
+
+#: The tables each physical collection has of its own (in its own schema, see :mod:`.collections`); the
+#: others (staging, the queue, the collections and the alias) are the store's, in its base schema.
+PER_COLLECTION: Final = frozenset(
+    {"rag_metadata", "rag_state", "rag_changes", "documents", "chunks", "sparse_vectors", "parents"}
+    | {"tag_vectors", "tag_documents"}
+)
+_TARGET = re.compile(r"^\s*(?:CREATE TABLE|CREATE INDEX \w+ ON|INSERT INTO|ALTER TABLE|UPDATE)\s+(\w+)", re.I)
+
+
+def statement_table(statement: str) -> str | None:
+    """The table a migration statement creates, indexes, fills or alters (``None``: not one of those)."""
+    match = _TARGET.match(statement)
+    return None if match is None else match.group(1)
+
+
+def collection_statements(after: int = 0) -> list[str]:
+    """The statements of the migrations after version *after* that concern a collection's own tables
+    (run in a collection's schema to create it, or to bring it up to :data:`SCHEMA_VERSION`)."""
+    return [
+        statement
+        for version, statements in MIGRATIONS
+        if version > after
+        for statement in statements
+        if statement_table(statement) in PER_COLLECTION
+    ]
 
 
 def pg_text(value: str) -> str:
@@ -203,11 +264,3 @@ def chunk_row(c: Chunk) -> tuple[Any, ...]:
         c.tenant,
         list(c.acl),
     )
-
-
-def record_from_row(row: tuple[Any, ...] | Any) -> DocumentRecord:
-    return record_from_columns(row)
-
-
-def record_row(r: DocumentRecord) -> tuple[Any, ...]:
-    return record_columns(r, list(r.acl), pg_json(r.metadata))

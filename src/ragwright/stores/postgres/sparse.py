@@ -11,7 +11,7 @@ vectors is remembered; vectors of another encoder are dropped when a new one wri
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,9 @@ def _pg_sparse(vector: SparseVector) -> Any:
 class PostgresSparse:
     """``put_sparse`` / ``missing_sparse`` / ``search_sparse``; the host provides connections."""
 
+    #: A write transaction on the store's collection (the host's, see collections.py).
+    _writing: Callable[[psycopg.Connection[Any]], AbstractContextManager[None]]
+
     def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # pragma: no cover - host
         raise NotImplementedError
 
@@ -55,7 +58,7 @@ class PostgresSparse:
     def put_sparse(self, vectors: Sequence[tuple[str, SparseVector]], *, encoder: str) -> None:
         """Store sparse vectors by chunk id (ids without a chunk are skipped)."""
         rows = [(cid, _pg_sparse(v)) for cid, v in vectors if len(v)]
-        with self._conn() as conn, conn.transaction():
+        with self._conn() as conn, self._writing(conn):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('ragwright.sparse_encoder'))")
             row = conn.execute("SELECT value FROM rag_metadata WHERE key = 'sparse_encoder'").fetchone()
             known = None if row is None else str(row[0])

@@ -26,24 +26,24 @@ from ragwright.model.identity import Identity
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import ScoreScale
 from ragwright.stores.common import STAGING_LEASE_S, check_embedder, check_vectors, keyword_entry
+from ragwright.stores.postgres.collections import PostgresCollections
 from ragwright.stores.postgres.connection import PostgresOptions, connect, open_pool, redact
+from ragwright.stores.postgres.dialect import POSTGRES_DIALECT, POSTGRES_REGISTRY
 from ragwright.stores.postgres.keyword import KeywordMirror
 from ragwright.stores.postgres.migrate import migrate, wipe
 from ragwright.stores.postgres.schema import (
     CHUNK_COLUMNS,
-    RECORD_COLUMNS,
     chunk_from_row,
     chunk_row,
     pg_json,
     pg_text,
-    record_from_row,
-    record_row,
 )
+from ragwright.stores.postgres.schemas import MAIN_COLLECTION, search_path
 from ragwright.stores.postgres.search import PostgresSearch
 from ragwright.stores.postgres.sparse import PostgresSparse
 from ragwright.stores.postgres.sql_filters import compile_security
 from ragwright.stores.postgres.tags import PostgresTagTable
-from ragwright.stores.sql_dialect import Dialect, Execute
+from ragwright.stores.sql_dialect import Execute
 from ragwright.stores.sql_integrity import integrity_problems
 from ragwright.stores.sql_staging import SqlStaging
 
@@ -61,11 +61,6 @@ _CHUNK_UPSERT = (
     "ON CONFLICT (chunk_id) DO UPDATE SET "
     + ", ".join(f"{c} = EXCLUDED.{c}" for c in [*CHUNK_COLUMNS.split(", ")[1:], "vector"])
 )
-_RECORD_UPSERT = (
-    f"INSERT INTO documents ({RECORD_COLUMNS}) VALUES ({', '.join(['%s'] * 17)}) "
-    "ON CONFLICT (document_id) DO UPDATE SET "
-    + ", ".join(f"{c} = EXCLUDED.{c}" for c in RECORD_COLUMNS.split(", ")[1:])
-)
 _PARENT_UPSERT = (
     "INSERT INTO parents(parent_id, document_id, position, text, metadata, tenant, acl) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (parent_id) DO UPDATE SET "
@@ -75,22 +70,11 @@ _PARENT_UPSERT = (
 _PRUNE_EVERY, _KEEP_CHANGES = 500, 20000
 
 
-#: PostgreSQL's side of the shared staging statements: lease times from the server's clock, documents as jsonb.
-POSTGRES_DIALECT = Dialect(
-    placeholder="%s",
-    lease_now="now()",
-    lease_now_params=lambda: (),
-    lease_expired="leased_at < now() - make_interval(secs => ?)",
-    lease_expired_params=lambda seconds: (seconds,),
-    encode_document=lambda document: pg_json(document),
-    decode_document=lambda stored: stored,
-    wrong_vector_size="vector_dims(vector) != ?",
-    wrong_vector_size_param=lambda dimension: dimension,
-)
+class PostgresStore(PostgresSearch, PostgresSparse, PostgresCollections):
+    """A ragwright store in a PostgreSQL database (pgvector). Thread-safe; many processes may share it.
 
-
-class PostgresStore(PostgresSearch, PostgresSparse):
-    """A ragwright store in a PostgreSQL database (pgvector). Thread-safe; many processes may share it."""
+    *pinned*: work on that physical collection and never follow the ``live`` alias (a reindex builds
+    through such an object, see :mod:`.collections`)."""
 
     def __init__(
         self,
@@ -99,6 +83,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         collection: str | None = None,
         keyword_analyzer: str = DEFAULT_ANALYZER,
         options: PostgresOptions | None = None,
+        pinned: str | None = None,
     ) -> None:
         from ragwright.index import get_analyzer
 
@@ -107,6 +92,10 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         analyzer = get_analyzer(keyword_analyzer)  # refuses an unknown name before touching the server
         with connect(dsn, self.options) as conn:
             self._store_id = migrate(conn, self.options, collection, redact(dsn))
+            conn.execute(
+                "SELECT set_config('search_path', %s, false)", (search_path(self.options.schema, MAIN_COLLECTION),)
+            )
+            self._init_collection(conn, pinned)  # the collection read and written (collections.py)
         self._pool = open_pool(dsn, self.options)
         self._keyword = KeywordMirror(analyzer, self.options.keyword_snapshot)
         self._dense_plan: dict[str, tuple[int, float, bool]] = {}
@@ -114,6 +103,10 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         self._allowed: dict[tuple[int, str], frozenset[str] | None] = {}
         self._closed = False
         self._known_dimension: int | None = None
+        try:
+            self.drop_abandoned_builds()  # a reindex killed mid-build leaves no half-built collection
+        except StoreError as exc:  # never a reason not to open the store
+            log.warning("abandoned_build_check_failed: %s: %s", redact(dsn), exc)
 
     def __repr__(self) -> str:
         return f"PostgresStore({redact(self.dsn)!r}, schema={self.options.schema!r})"
@@ -126,6 +119,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
 
         try:
             with self._pool.connection() as conn:
+                self._enter(conn)  # follows the alias when due; searches this object's collection
                 yield conn
         except psycopg.Error as exc:  # one error type for callers (ingestion records it per document)
             raise StoreError(f"PostgreSQL store {redact(self.dsn)}: {type(exc).__name__}: {exc}") from exc
@@ -170,10 +164,11 @@ class PostgresStore(PostgresSearch, PostgresSparse):
 
     def bind_embedder(self, name: str, dimension: int, *, spec: str | None = None) -> None:
         """Remember the model; the first binding types the vector column and builds the HNSW index."""
-        with self._conn() as conn, conn.transaction():
+        with self._conn() as conn, self._writing(conn):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('ragwright.bind_embedder'))")
             bound = self._bound(conn)
             check_embedder(bound, name, dimension, f"the store {redact(self.dsn)}")
+            self._bound_here = (name, dimension)
             if spec is not None and self._meta(conn, "embedding_spec") != spec:
                 self._set_meta(conn, "embedding_spec", spec)
             if bound is not None:
@@ -249,14 +244,14 @@ class PostgresStore(PostgresSearch, PostgresSparse):
             for p in parents
         ]
         # One pipelined transaction: new chunks first, then the superseded ones go (with the counter bump).
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
+        with self._conn() as conn, conn.pipeline(), self._writing(conn):
             with conn.cursor() as cur:
                 cur.executemany(_CHUNK_UPSERT, rows)
             conn.execute("DELETE FROM parents WHERE document_id = %s", (record.document_id,))
             if parent_rows:
                 with conn.cursor() as cur:
                     cur.executemany(_PARENT_UPSERT, parent_rows)
-            conn.execute(_RECORD_UPSERT, record_row(record))
+            POSTGRES_REGISTRY.write(conn.execute, "documents", record)
             version, superseded = self._bumped(
                 conn, self._bump(conn, record.document_id, "NOT (chunk_id = ANY(%s))", [new_ids])
             )
@@ -265,7 +260,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         self._keyword.apply_local(version, superseded, [(cid, pg_text(text), lang) for cid, text, lang in entries])
 
     def remove_document(self, document_id: str) -> int:
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
+        with self._conn() as conn, conn.pipeline(), self._writing(conn):
             conn.execute("DELETE FROM parents WHERE document_id = %s", (document_id,))
             conn.execute("DELETE FROM tag_documents WHERE document_id = %s", (document_id,))
             conn.execute(
@@ -279,11 +274,16 @@ class PostgresStore(PostgresSearch, PostgresSparse):
 
     def update_access(self, document_id: str, tenant: str, acl: tuple[str, ...]) -> int:
         """Re-sync a document's tenant and ACL onto its chunks, parents and record; no vector is touched."""
-        access = (tenant, list(acl), document_id)
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
-            cur = conn.execute("UPDATE chunks SET tenant = %s, acl = %s WHERE document_id = %s", access)
-            conn.execute("UPDATE documents SET tenant = %s, acl = %s WHERE document_id = %s", access)
-            conn.execute("UPDATE parents SET tenant = %s, acl = %s WHERE document_id = %s", access)
+        with self._conn() as conn, conn.pipeline(), self._writing(conn):
+            cur = POSTGRES_REGISTRY.update_access(
+                conn.execute,
+                chunks="chunks",
+                documents="documents",
+                parents="parents",
+                document_id=document_id,
+                tenant=tenant,
+                acl=acl,
+            )
             version, _ = self._bumped(conn, self._bump(conn, document_id, "FALSE", []))
             count = cur.rowcount
         self._writes += 1
@@ -291,8 +291,8 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         return int(count)
 
     def record(self, record: DocumentRecord) -> None:
-        with self._conn() as conn:
-            conn.execute(_RECORD_UPSERT, record_row(record))
+        with self._conn() as conn, self._writing(conn):
+            POSTGRES_REGISTRY.write(conn.execute, "documents", record)
 
     # -- staging: raw bytes and parsed documents by content hash (stores/sql_staging.py) ----------------
     @property
@@ -301,7 +301,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
             POSTGRES_DIALECT,
             write=self._staging_write,
             read=self._staging_read,
-            live_hashes=lambda: "SELECT content_hash FROM documents WHERE status <> 'deleted'",
+            live_hashes=self._live_hashes_sql,  # of every collection (collections.py)
             lease_s=STAGING_LEASE_S,
         )
 
@@ -336,18 +336,11 @@ class PostgresStore(PostgresSearch, PostgresSparse):
     # -- reads -------------------------------------------------------------------------------------
     def get_record(self, document_id: str) -> DocumentRecord | None:
         with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT {RECORD_COLUMNS} FROM documents WHERE document_id = %s", (document_id,)
-            ).fetchone()
-        return None if row is None else record_from_row(row)
+            return POSTGRES_REGISTRY.get(conn.execute, "documents", document_id)
 
     def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]:
-        query, params = f"SELECT {RECORD_COLUMNS} FROM documents", []
-        if status is not None:
-            query, params = query + " WHERE status = %s", [status.value]
         with self._conn() as conn:
-            rows = conn.execute(query + ' ORDER BY document_id COLLATE "C"', params).fetchall()
-        return [record_from_row(r) for r in rows]
+            return POSTGRES_REGISTRY.records(conn.execute, "documents", status)
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
         params: list[Any] = [list(chunk_ids)]
@@ -410,9 +403,15 @@ class PostgresStore(PostgresSearch, PostgresSparse):
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def wipe(self) -> None:
-        """Delete every row of this store (chunks, registry, staging, queue) and forget the model."""
+        """Delete every row of this store (chunks, registry, staging, queue, every collection but ``main``,
+        which the alias names again) and forget the model."""
         with self._conn() as conn:
-            self._store_id = wipe(conn)
+            self._store_id = wipe(conn, self.options.schema)
+            self._name, self._path, self._stale = (
+                MAIN_COLLECTION,
+                search_path(self.options.schema, MAIN_COLLECTION),
+                None,
+            )
         self._known_dimension = None
         self._keyword.reset()
 
@@ -428,6 +427,7 @@ class PostgresStore(PostgresSearch, PostgresSparse):
         except OSError as exc:
             log.warning("keyword_snapshot_failed: %s", exc)
         self._closed = True
+        self._release_builders()
         self._pool.close()
 
     def __enter__(self) -> PostgresStore:

@@ -10,19 +10,22 @@ import re
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ragwright.errors import StoreError
 from ragwright.model.chunk import Chunk
-from ragwright.model.records import DocumentRecord
-from ragwright.stores.common import chunk_from_columns, record_from_columns
+from ragwright.stores.common import chunk_from_columns
+
+if TYPE_CHECKING:
+    from ragwright.stores.sql_registry import SqlRegistry
 
 log = logging.getLogger(__name__)
 
-#: 2 added physical collections and aliases (blue/green reindex); a version-1 file is migrated on open.
-SCHEMA_VERSION: Final = 2
+#: 2 added physical collections and aliases (blue/green reindex); 3 the registry fields as typed columns
+#: (stores/sql_registry.py). Older files are migrated on open.
+SCHEMA_VERSION: Final = 3
 #: Older versions a file is upgraded from on open (after a backup copy, see :func:`backup_before_upgrade`).
-UPGRADABLE_VERSIONS: Final = ("1",)
+UPGRADABLE_VERSIONS: Final = ("1", "2")
 
 #: The physical collection every store file starts with; its tables keep their historical names.
 MAIN_COLLECTION: Final = "main"
@@ -120,7 +123,15 @@ COLLECTION_SCHEMA: Final = (
         title TEXT,
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
-        metadata TEXT NOT NULL DEFAULT '{{}}'
+        metadata TEXT NOT NULL DEFAULT '{{}}',
+        name_hint TEXT,
+        parent_document TEXT,
+        children TEXT,
+        metadata_keys TEXT,
+        warnings TEXT,
+        source_meta TEXT,
+        error_type TEXT,
+        attempts INTEGER
     )""",
     "CREATE INDEX IF NOT EXISTS {documents}_status ON {documents}(status)",
     "CREATE INDEX IF NOT EXISTS {documents}_model ON {documents}(embedding_model)",
@@ -239,12 +250,21 @@ def schema_in_place(conn: sqlite3.Connection, collection: str | None) -> bool:
     )
 
 
+def upgrade_registry(conn: sqlite3.Connection, registry: SqlRegistry, old_version: str | None) -> None:
+    """Version 3: give every collection's registry the typed columns and move the registry fields of
+    older rows into them (inside the schema transaction; once, when a file older than 3 is opened)."""
+    if old_version not in UPGRADABLE_VERSIONS:
+        return
+    for (name,) in conn.execute("SELECT name FROM collections").fetchall():
+        table = Tables.of(name).documents
+        existing = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+        registry.add_columns(conn.execute, table, existing)
+        moved = registry.backfill(conn.execute, table)
+        log.info("registry_upgraded: collection %s, %d records", name, moved)
+
+
 def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
     return chunk_from_columns(row, json.loads)
-
-
-def record_from_row(row: tuple[Any, ...]) -> DocumentRecord:
-    return record_from_columns(row, json.loads)
 
 
 def chunk_row(c: Chunk, vector: bytes) -> tuple[Any, ...]:

@@ -41,10 +41,10 @@ from ragwright.stores.common import (
     check_vectors,
     deleted_record,
     keyword_entry,
-    record_columns,
 )
 from ragwright.stores.sql_dialect import Dialect, Execute
 from ragwright.stores.sql_integrity import integrity_problems
+from ragwright.stores.sql_registry import SqlRegistry
 from ragwright.stores.sql_staging import SqlStaging
 from ragwright.stores.sqlite.collections import SqliteCollections
 from ragwright.stores.sqlite.schema import (
@@ -52,12 +52,13 @@ from ragwright.stores.sqlite.schema import (
     GLOBAL_SCHEMA,
     MAIN_COLLECTION,
     SCHEMA_VERSION,
+    UPGRADABLE_VERSIONS,
     Tables,
     backup_before_upgrade,
     chunk_from_row,
     chunk_row,
-    record_from_row,
     schema_in_place,
+    upgrade_registry,
 )
 from ragwright.stores.sqlite.search import SqliteSearch
 from ragwright.stores.sqlite.sparse import SqliteSparse
@@ -90,7 +91,16 @@ SQLITE_DIALECT = Dialect(
     decode_document=json.loads,
     wrong_vector_size="length(vector) != ?",
     wrong_vector_size_param=lambda dimension: dimension * 4,  # float32 bytes
+    encode_json=lambda value: json.dumps(value, default=str),
+    decode_json=json.loads,
+    encode_list=json.dumps,
+    decode_list=json.loads,
+    encode_text=lambda text: text,
+    json_type="TEXT",
+    list_type="TEXT",
+    byte_order="",
 )
+SQLITE_REGISTRY = SqlRegistry(SQLITE_DIALECT)
 
 
 class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
@@ -190,7 +200,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             for statement in GLOBAL_SCHEMA:
                 conn.execute(statement)
             version = self._meta("schema_version")
-            if version in (None, "1"):  # new file, or version 1: collections and the alias are added
+            if version is None or version in UPGRADABLE_VERSIONS:  # new file, or an older one to upgrade
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
                 raise StoreError(
@@ -198,6 +208,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
                     f"{SCHEMA_VERSION}. Re-ingest into a new store"
                 )
             self._init_collections()
+            upgrade_registry(conn, SQLITE_REGISTRY, version)
             if collection is not None:
                 stored = self._meta("collection")
                 if stored is not None and stored != collection:
@@ -438,17 +449,15 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
         with self._lock:
             in_sync = self._keyword_in_sync()
             with self._transaction():
-                cur = self._conn.execute(
-                    f"UPDATE {self._t.chunks} SET tenant = ?, acl = ? WHERE document_id = ?",
-                    (tenant, json.dumps(list(acl)), document_id),
-                )
-                self._conn.execute(
-                    f"UPDATE {self._t.documents} SET tenant = ?, acl = ? WHERE document_id = ?",
-                    (tenant, json.dumps(list(acl)), document_id),
-                )
-                self._conn.execute(
-                    f"UPDATE {self._t.parents} SET tenant = ?, acl = ? WHERE document_id = ?",
-                    (tenant, json.dumps(list(acl)), document_id),
+                t = self._t
+                cur = SQLITE_REGISTRY.update_access(
+                    self._conn.execute,
+                    chunks=t.chunks,
+                    documents=t.documents,
+                    parents=t.parents,
+                    document_id=document_id,
+                    tenant=tenant,
+                    acl=acl,
                 )
                 self._bump_index_version()
                 version = self._log_change(document_id, [])
@@ -509,17 +518,11 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
             self._write_record(record)
 
     def _write_record(self, r: DocumentRecord) -> None:
-        self._conn.execute(
-            f"INSERT OR REPLACE INTO {self._t.documents} (document_id, source, content_hash, status, parser_version, "
-            "chunker_version, embedding_model, chunk_count, stage, reason, tenant, acl, source_root, title, "
-            "created_at, updated_at, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            record_columns(r, json.dumps(list(r.acl)), json.dumps(r.metadata, default=str)),
-        )
+        SQLITE_REGISTRY.write(self._conn.execute, self._t.documents, r)
 
     # -- reads ---------------------------------------------------------------------------------------
     def _get_record(self, document_id: str) -> DocumentRecord | None:
-        row = self._conn.execute(f"SELECT * FROM {self._t.documents} WHERE document_id = ?", (document_id,)).fetchone()
-        return None if row is None else record_from_row(row)
+        return SQLITE_REGISTRY.get(self._conn.execute, self._t.documents, document_id)
 
     def get_record(self, document_id: str) -> DocumentRecord | None:
         with self._lock:
@@ -529,11 +532,7 @@ class SqliteStore(SqliteSearch, SqliteCollections, SqliteSparse):
     def list_records(self, status: DocumentStatus | None = None) -> list[DocumentRecord]:
         with self._lock:
             self._version()
-            sql, params = f"SELECT * FROM {self._t.documents}", []
-            if status is not None:
-                sql, params = sql + " WHERE status = ?", [status.value]
-            rows = self._conn.execute(sql + " ORDER BY document_id", params).fetchall()
-        return [record_from_row(r) for r in rows]
+            return SQLITE_REGISTRY.records(self._conn.execute, self._t.documents, status)
 
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
         params: list[Any] = [json.dumps(list(chunk_ids))]

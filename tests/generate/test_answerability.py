@@ -68,11 +68,13 @@ def test_logistic_model_round_trips_and_computes_probabilities() -> None:
 def test_a_feature_value_far_outside_the_training_data_is_clipped() -> None:
     # a feature the training data almost never held (mean 0.001, scale 0.036: a table row among prose)
     # counts at most Z_CLIP standard deviations, not the 28 its raw value would give
-    m = LogisticModel(("row", "cos"), (0.001, 0.5), (0.036, 0.1), (-0.04, 1.0), 0.0)
-    parts = m.contributions({"row": 1.0, "cos": 0.6})
+    m = LogisticModel(("row", "neg"), (0.001, 0.046), (0.036, 0.21), (-0.04, -0.5), 0.0)
+    parts = m.contributions({"row": 1.0, "neg": 1.0})
     assert parts["row"] == pytest.approx(-0.04 * Z_CLIP)
-    assert parts["cos"] == pytest.approx(1.0)  # within range: unchanged
-    assert m.contributions({"row": -5.0, "cos": 0.6})["row"] == pytest.approx(0.04 * Z_CLIP)
+    # a yes/no signal present in ~5 % of the training rows (4.5 SD when present) keeps its full weight
+    assert parts["neg"] == pytest.approx(-0.5 * (1.0 - 0.046) / 0.21)
+    assert m.contributions({"row": -5.0, "neg": 0.0})["row"] == pytest.approx(0.04 * Z_CLIP)
+    assert Z_CLIP > 9.95  # a feature seen in 1 % of the rows is never clipped
 
 
 def test_features_see_missing_constraints_and_answer_types() -> None:

@@ -48,8 +48,12 @@ if TYPE_CHECKING:
     from ragwright.generate.evidence import Evidence
 
 WEIGHTS_FILE: Final = "answerability.json"
-#: Standardised feature values are clipped to ± this many standard deviations of the training data.
-Z_CLIP: Final = 3.0
+#: Standardised feature values are clipped to ± this many standard deviations of the training data:
+#: a yes/no feature present in 1 % of the training rows sits 9.95 SD out when present, so every signal
+#: the data taught keeps its weight; one it almost never saw (a table row, 0.13 % of SQuAD's units:
+#: 28 SD) no longer outweighs the rest. 3 SD was measured too and weakened the rare constraint features
+#: (negation added 4.6 SD, antonym swap 5.6 SD): SQuAD held-out balanced accuracy 0.682 -> 0.678.
+Z_CLIP: Final = 10.0
 
 SENTENCE_FEATURES: Final = (
     "cos",
@@ -218,7 +222,7 @@ class LogisticModel:
 
     def contributions(self, x: Mapping[str, float]) -> dict[str, float]:
         """Each feature's term of the logit: its standardised value, clipped to ±:data:`Z_CLIP`, times its
-        coefficient. The clip keeps a value the training data almost never held (a table row: 0.1 % of
+        coefficient. The clip keeps a value the training data almost never held (a table row: 0.13 % of
         SQuAD's units, 28 standard deviations from their mean) from outweighing every other feature."""
         return {
             f: c * min(max((float(x.get(f, 0.0)) - m) / s, -Z_CLIP), Z_CLIP)

@@ -1,7 +1,10 @@
 """GraphRAG extraction quality against Re-DocRED's gold entities and relations (issue 24).
 
     .venv/bin/python benchmarks/graph_extraction.py [--data PATH] [--extractors rules,spacy] [--limit 500]
-        [--thresholds 0.80:0.98:0.01] [--no-merge]
+        [--thresholds 0.70:0.98:0.01] [--min-precision 0.6] [--no-merge] [--llm local:0.5b]
+
+``--extractors rules,spacy,llm --limit 20 --no-merge`` adds the chat-model extractor on a few documents
+(one model call per document: slow on two cores).
 
 Data: Re-DocRED's dev set (500 Wikipedia introductions with every named-entity mention, its type, the
 mentions grouped into entities, and the relations between entities); ``graph_extraction_data.json``
@@ -225,7 +228,7 @@ def edge_scores(docs: Sequence[Doc], extractions: Sequence[Extraction]) -> dict[
     }
 
 
-def make(name: str) -> Extractor:
+def make(name: str, llm_spec: str = "local:0.5b") -> Extractor:
     if name == "rules":
         from ragwright.graph.rules import RuleExtractor
 
@@ -234,17 +237,25 @@ def make(name: str) -> Extractor:
         from ragwright.graph.statistical import SpacyExtractor
 
         return SpacyExtractor()
-    raise SystemExit(f"unknown extractor {name!r}: rules | spacy (the LLM's cost is in graph_ingest_cost.py)")
+    if name == "llm":
+        from ragwright.graph.llm_extract import LlmExtractor
+        from ragwright.models.llms import load_chat
+
+        llm = load_chat(llm_spec)
+        if llm is None:
+            raise SystemExit(f"--llm {llm_spec!r} is no chat model")
+        return LlmExtractor(llm)
+    raise SystemExit(f"unknown extractor {name!r}: rules | spacy | llm")
 
 
-def extraction_tables(docs: Sequence[Doc], names: Sequence[str]) -> None:
+def extraction_tables(docs: Sequence[Doc], names: Sequence[str], llm_spec: str = "local:0.5b") -> None:
     print(f"\n{len(docs)} documents, {sum(len(d.text) for d in docs):,} characters, one chunk each")
     print("\n| extractor | set | gold | predicted | exact P / R / F1 | lenient P / R / F1 | typed P / R / F1 | s |")
     print("|---|---|---|---|---|---|---|---|")
     per_type: dict[str, Counter[str]] = {}
     edges: dict[str, dict[str, float]] = {}
     for name in names:
-        extractor = make(name)
+        extractor = make(name, llm_spec)
         started = time.perf_counter()
         extractions = extractor.extract([ChunkText(d.id, d.text) for d in docs])
         seconds = time.perf_counter() - started
@@ -381,6 +392,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT)
     parser.add_argument("--extractors", default="rules,spacy")
     parser.add_argument("--limit", type=int, default=500)
+    parser.add_argument("--llm", default="local:0.5b", help="the llm extractor's chat model (load_chat spec)")
     parser.add_argument("--thresholds", default="0.70:0.98:0.01", help="start:stop:step (inclusive)")
     parser.add_argument("--min-precision", type=float, default=0.6, help="the precision-first choice's floor")
     parser.add_argument("--no-merge", action="store_true", help="skip the merge-threshold sweep")
@@ -390,7 +402,7 @@ def main() -> None:
     docs = load(args.data, args.limit)
     names = [n for n in args.extractors.split(",") if n]
     if names:
-        extraction_tables(docs, names)
+        extraction_tables(docs, names, args.llm)
     if not args.no_merge:
         start, stop, step = (float(x) for x in args.thresholds.split(":"))
         thresholds = [round(start + i * step, 4) for i in range(round((stop - start) / step) + 1)]

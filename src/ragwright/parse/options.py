@@ -24,7 +24,7 @@ class ParseOptions(OptionsBase):
       ``pdf_password``;
     * ``ocr``: route image-only pages to OCR; ``ocr_min_confidence``: pages below are flagged, not indexed;
     * ``ocr_images``: OCR the pictures inside documents too (figures and scans on PDF pages that have a
-      text layer, pictures in DOCX/PPTX/XLSX; at most 20 a document and 6 megapixels of OCR); needs ``ocr``;
+      text layer, pictures in DOCX/PPTX/XLSX; at most 20 a document and 3 megapixels of OCR); needs ``ocr``;
     * ``include_comments`` / ``include_deleted``: DOCX comments and tracked deletions (off by default);
     * ``isolate``: parse binary formats in a worker process (on by default).
     """

@@ -35,8 +35,10 @@ __all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader"]
 
 MIN_SIDE: Final = 120
 MAX_PICTURES: Final = 20
-# pixels of prepared pictures OCR'd a document (about three figures of half a page): OCR time, deterministic
-OCR_BUDGET_PIXELS: Final = 6_000_000
+# pixels of prepared pictures OCR'd a document (about two figures of half a page): OCR time, deterministic;
+# a picture counts at least MIN_COST pixels (rapidocr's detector enlarges small ones to 736 px a side)
+OCR_BUDGET_PIXELS: Final = 3_000_000
+MIN_COST: Final = 736 * 736
 _log = logging.getLogger(__name__)
 
 
@@ -108,7 +110,7 @@ class PictureReader:
         self.read_count += 1
         try:
             prepared = prepare(image)
-            self._spent += prepared.size[0] * prepared.size[1]
+            self._spent += max(prepared.size[0] * prepared.size[1], MIN_COST)
             scanned = recognise(prepared, engine, page or 1)
         except Exception as exc:  # an engine failure must not fail the document
             _log.warning("ocr_failed", extra={"image": name, "engine": engine.name, "error": repr(exc)})

@@ -76,6 +76,25 @@ def test_a_second_sentence_only_when_the_first_lacks_the_asked_type() -> None:
     assert choose_units(ev2, 3, relative_floor=0.7) == [0]
 
 
+def test_a_which_thing_question_gets_the_neighbour_that_names_it() -> None:
+    text = (
+        "A common legend claims that duck quacks do not echo, which has been proven false. "
+        "This myth was first debunked by the Acoustics Research Centre at the University of Salford. "
+        "It was also discussed on television."
+    )
+    ev = gather(analyze("Which research centre debunked the myth?"), [source("d", text)], HashingEmbedder())
+    ev.scores, ev.order = [0.9, 0.3, 0.2], [0, 1, 2]
+    assert choose_units(ev, 2, relative_floor=0.7) == [0, 1]  # the best names nothing; its neighbour does
+    assert choose_units(ev, 1) == [0]
+    # a best sentence that names something new is enough
+    ev.scores, ev.order = [0.3, 0.9, 0.2], [1, 0, 2]
+    assert choose_units(ev, 2, relative_floor=0.7) == [1]
+    # "What is …" asks for no named thing: the relative floor alone decides
+    ev2 = gather(analyze("What is the myth about duck quacks?"), [source("d", text)], HashingEmbedder())
+    ev2.scores, ev2.order = [0.9, 0.3, 0.2], [0, 1, 2]
+    assert choose_units(ev2, 2, relative_floor=0.7) == [0]
+
+
 def test_the_answerability_model_declines_off_topic_questions_with_a_reason() -> None:
     sources = [source("ibm", "IBM was founded in 1911 as the Computing-Tabulating-Recording Company.")]
     response = ExtractiveAnswerer(default_embedder()).answer(

@@ -13,19 +13,21 @@ quote with ``[Source N]`` (N = the source's position in ``RagResponse.sources``)
    (``answerability_constraint``, ``answerability_coverage`` …). With ``RagOptions.answerability="off"``
    the older similarity floor (``extractive_min_similarity``) decides instead.
 4. The answer is the best unit; a second one only when the first is not enough (it lacks the asked
-   answer type and a neighbouring sentence holds it, or the sentence model is nearly as sure of
-   another unit).
+   answer type and a neighbouring sentence holds it, the sentence model is nearly as sure of
+   another unit, or a "which <thing>" question's best sentence names nothing and its neighbour does).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Sequence
+from dataclasses import replace
 from typing import Final
 
 from ragwright.generate.answerability import applies_to, judge
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, pieces
 from ragwright.generate.options import RagOptions
-from ragwright.generate.question import analyze
+from ragwright.generate.question import Question, analyze, new_type_spans
 from ragwright.model.results import Citation, RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 
@@ -34,6 +36,17 @@ NOT_SUPPORTED: Final = (
     "I could not find an answer to this in the indexed documents. The closest passages are listed as sources."
 )
 _TYPED: Final = frozenset({"date", "time", "number", "person", "place", "reason"})
+#: "Which family …", "In which year …", "What material …" (not "What is …"): a question for a named thing.
+_WHICH_THING: Final = re.compile(
+    r"^\s*(?:(?:in|on|at|from|to|by|of|for) )?(?:which|what) "
+    r"(?!(?:is|was|are|were|did|does|do|has|have|had|can|could|would|will|should)\b)\w+",
+    re.IGNORECASE,
+)
+
+
+def _new_names(q: Question, ev: Evidence, i: int) -> list[str]:
+    """The names of unit *i* that the question does not hold (a "which thing" question's answer)."""
+    return new_type_spans(replace(q, answer_type="person"), ev.units[i].text)
 
 
 def _pieces(text: str) -> list[str]:
@@ -48,14 +61,18 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
     lacks while a neighbouring sentence holds one, or when the sentence model is nearly as sure of
     another unit (its score at least *relative_floor* of the best — ``RagOptions.extractive_relative_floor``,
     0.7 measured on the training articles: a second unit then holds the answer often enough to be
-    worth quoting).
+    worth quoting), or — failing both — when a "which/what <thing>" question's best sentence names
+    nothing the question does not and a neighbouring sentence does ("Which research centre debunked
+    the myth?": "A common urban legend claims …" then "This myth was first debunked by the Acoustics
+    Research Centre …").
     """
     best = ev.best
     if best is None:
         return []
     chosen = [best]
     if max_units >= 2:
-        if ev.question.answer_type in _TYPED and ev.type_hits[best] == 0:
+        q = ev.question
+        if q.answer_type in _TYPED and ev.type_hits[best] == 0:
             near = [j for j in ev.window(best) if j != best and ev.type_hits[j] > 0]
             if near:
                 chosen.append(max(near, key=lambda j: ev.scores[j]))
@@ -63,6 +80,12 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
             second = ev.order[1]
             if ev.scores[second] >= relative_floor * ev.scores[best]:
                 chosen.append(second)
+        if len(chosen) == 1 and q.answer_type == "other" and _WHICH_THING.match(q.text) and not _new_names(q, ev, best):
+            # "Which research centre …?" asks for a named thing: a best sentence naming nothing new is
+            # not enough when its neighbour names one
+            near = [j for j in ev.window(best) if j != best and _new_names(q, ev, j)]
+            if near:
+                chosen.append(max(near, key=lambda j: ev.scores[j]))
     return sorted(chosen, key=lambda j: (ev.units[j].source, ev.units[j].index))
 
 

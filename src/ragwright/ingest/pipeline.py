@@ -29,6 +29,7 @@ from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter, user_metadata
 from ragwright.ingest.parse_ahead import ParseAhead
 from ragwright.ingest.report import IngestFailure, IngestReport
+from ragwright.ingest.schedule import cheap_first
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
 from ragwright.ingest.vectors import embed_chunks
 from ragwright.model.chunk import Chunk
@@ -157,7 +158,7 @@ class IngestPipeline:
             error: BaseException | None = None
             try:
                 total = len(source)
-                for done, item in enumerate(ahead.wrap(source.items()), start=1):
+                for done, item in enumerate(ahead.wrap(cheap_first(source.items())), start=1):
                     if stop.is_set() or cancelled():
                         return
                     listed.add(item.document_id)

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from ragwright.ingest import parse_ahead
-from ragwright.model.document import Document
 from ragwright.parse import limits
 from ragwright.rag import Rag
 from ragwright.stores.sqlite import SqliteStore
@@ -69,7 +68,6 @@ def test_parsing_ahead_overlaps_parses_and_changes_nothing_else(
 ) -> None:
     sequential = Rag(SqliteStore(tmp_path / "a.db"), HashingEmbedder())
     monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
-    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 1)
     first = sequential.ingest(folder)
     monkeypatch.undo()
 
@@ -88,92 +86,14 @@ def test_parsing_ahead_overlaps_parses_and_changes_nothing_else(
     assert again.unchanged == 6 and ahead_watch.calls <= 1
 
 
-def test_one_worker_on_one_core_parses_nothing_ahead(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_one_worker_parses_nothing_ahead(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ragwright.options import ParseOptions
     from ragwright.sources import FolderSource
 
     monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
-    ahead = parse_ahead.ParseAhead(SqliteStore(tmp_path / "s.db"), ParseOptions(), cores=1)
+    ahead = parse_ahead.ParseAhead(SqliteStore(tmp_path / "s.db"), ParseOptions())
     items = list(FolderSource(folder).items())
     assert not ahead.active and list(ahead.wrap(items)) == items and ahead.started == 0
-
-
-def _hash(item: Any) -> str:
-    from ragwright.model.ids import sha256_bytes
-
-    return str(item.fingerprint or sha256_bytes(Path(item.uri.removeprefix("file://")).read_bytes()))
-
-
-@pytest.mark.parametrize("idle", [True, False])
-def test_one_worker_parses_ahead_in_the_spare_worker_only_while_the_embedder_idles(
-    idle: bool, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ragwright.options import ParseOptions
-    from ragwright.sources import FolderSource
-
-    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
-    spare_calls: list[bool] = []
-    real = parse_ahead.parse_bytes
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        spare_calls.append(kwargs.get("spare", False))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(parse_ahead, "parse_bytes", watched)
-    ahead = parse_ahead.ParseAhead(SqliteStore(tmp_path / "s.db"), ParseOptions(), cores=2)
-    if idle:
-        ahead.embedder_idle.set()
-    taken = []
-    items = [i for i in FolderSource(folder).items() if i.name_hint.endswith(".md")]
-    for n, item in enumerate(ahead.wrap(items)):
-        deadline = time.monotonic() + 30
-        while idle and n and ahead.started < n and time.monotonic() < deadline:
-            time.sleep(0.01)  # the producer is busy with the previous document: the parse ahead starts
-        taken.append(ahead.take(item.document_id, _hash(item)))
-    assert ahead.active
-    if idle:  # every document after the first was parsed ahead, in the spare worker
-        assert all(isinstance(t, Document) for t in taken[1:]) and taken[0] is None
-        assert ahead.started == len(items) - 1 and spare_calls and all(spare_calls)
-    else:  # the embedder never waited: the producer parsed everything itself, nothing ran ahead
-        assert taken == [None] * len(items) and ahead.started == 0 and spare_calls == []
-
-
-def test_an_ingestion_on_one_worker_parses_ahead_and_changes_nothing(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(parse_ahead, "pool_size", lambda: 1)
-    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 1)
-    sequential = Rag(SqliteStore(tmp_path / "a.db"), HashingEmbedder())
-    first = sequential.ingest(folder)
-    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
-    watch = Watch(parse_ahead.parse_bytes)
-    monkeypatch.setattr(parse_ahead, "parse_bytes", watch)
-    rag = Rag(SqliteStore(tmp_path / "b.db"), HashingEmbedder())
-    report = rag.ingest(folder)
-    assert watch.calls >= 1  # the hashing embedder idles: documents were parsed ahead
-    assert report.added == first.added == 6 and chunks_of(rag) == chunks_of(sequential)
-    assert [(f.document, f.stage) for f in report.failed] == [(f.document, f.stage) for f in first.failed]
-
-
-def test_the_spare_worker_runs_beside_a_pool_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = limits.pool_size()
-    limits.configure(workers=1)
-    try:
-        results: list[int] = []
-
-        def call(spare: bool) -> None:
-            results.append(limits.run_isolated(_pid_after, 1.0, timeout_s=60, max_memory_mb=1024, spare=spare))
-
-        threads = [threading.Thread(target=call, args=(spare,)) for spare in (False, True)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert len(set(results)) == 2 and set(results) <= set(limits.worker_pids())
-    finally:
-        limits.configure(workers=before)
 
 
 def _pid_after(seconds: float) -> int:

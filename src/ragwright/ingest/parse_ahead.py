@@ -17,7 +17,6 @@ when the producer takes that result, as if it had parsed the document itself.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -40,21 +39,11 @@ log = logging.getLogger(__name__)
 class ParseAhead:
     """Parses up to ``pool_size() - 1`` upcoming items in the background (see the module docstring)."""
 
-    def __init__(
-        self, store: Any, options: ParseOptions, *, workers: int | None = None, cores: int | None = None
-    ) -> None:
+    def __init__(self, store: Any, options: ParseOptions, *, workers: int | None = None) -> None:
         self._store = store
         self._options = options
         self._ahead = max(0, (pool_size() if workers is None else workers) - 1)
-        # One worker: parse one document ahead in the spare worker, and only while the embedder idles.
-        self._gated = self._ahead == 0 and (cores if cores is not None else os.cpu_count() or 1) >= 2
-        if self._gated:
-            self._ahead = 1
-        self.embedder_idle = threading.Event()  # set by the pipeline while its embedder waits for work
         self._futures: dict[str, Future[tuple[str, Document | BaseException] | None]] = {}
-        self._running: set[str] = set()  # gated parses under way (the producer waits for these)
-        self._claimed: set[str] = set()  # gated parses the producer took over before they started
-        self._closed = False
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self.started = 0  # parses started ahead (for tests and the log)
@@ -84,10 +73,9 @@ class ParseAhead:
                     return
                 yield window.popleft()
         finally:
-            with self._lock:
-                self._closed = True  # a gated parse still waiting for the embedder gives up
-                self._futures.clear()
             self._pool.shutdown(wait=False, cancel_futures=True)
+            with self._lock:
+                self._futures.clear()
 
     def take(self, document_id: str, content_hash: str) -> Document | None:
         """The document parsed ahead for these bytes (waiting for it), or ``None`` when none was (or the
@@ -95,10 +83,6 @@ class ParseAhead:
         would have."""
         with self._lock:
             future = self._futures.pop(document_id, None)
-            if future is not None and self._gated and document_id not in self._running:
-                self._claimed.add(document_id)  # not started (the embedder was busy): the producer parses it
-                return None
-            self._running.discard(document_id)
         if future is None:
             return None
         outcome = future.result()
@@ -122,8 +106,6 @@ class ParseAhead:
                 return None
             data = bytes(loaded)
             content_hash = item.fingerprint or sha256_bytes(data)
-            if self._gated and not self._wait_for_idle(item.document_id):
-                return None
             try:
                 version = parser_version_for(data, item.name_hint)
                 previous = self._store.get_record(item.document_id)
@@ -137,12 +119,7 @@ class ParseAhead:
                 with self._lock:
                     self.started += 1
                 document = parse_bytes(
-                    item.document_id,
-                    data,
-                    name_hint=item.name_hint,
-                    source=item.uri,
-                    options=self._options,
-                    spare=self._gated,
+                    item.document_id, data, name_hint=item.name_hint, source=item.uri, options=self._options
                 )
             except Exception as exc:  # raised again when (if) the producer takes it
                 return content_hash, exc
@@ -150,15 +127,3 @@ class ParseAhead:
 
         with self._lock:
             self._futures[item.document_id] = self._pool.submit(parse)
-
-    def _wait_for_idle(self, document_id: str) -> bool:
-        """Wait until the embedder idles; ``False`` when the producer claimed the document first."""
-        while True:
-            idle = self.embedder_idle.wait(0.05)
-            with self._lock:
-                if document_id in self._claimed or self._closed:
-                    self._claimed.discard(document_id)
-                    return False
-                if idle:
-                    self._running.add(document_id)
-                    return True

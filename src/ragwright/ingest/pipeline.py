@@ -178,10 +178,7 @@ class IngestPipeline:
         try:
             try:
                 while True:
-                    if queue.empty():
-                        ahead.embedder_idle.set()  # nothing to embed: a core is free to parse ahead
                     entry = queue.get()
-                    ahead.embedder_idle.clear()
                     if isinstance(entry, _Done):
                         if entry.error is not None:
                             raise entry.error

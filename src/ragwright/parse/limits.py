@@ -306,37 +306,16 @@ def pool_size() -> int:
         return len(_workers)
 
 
-SPARE = -1
-"""The slot of the spare worker: one parse beyond :func:`pool_size`, for a caller that knows a core is idle
-(ingestion while its embedder waits for documents, :mod:`ragwright.ingest.parse_ahead`)."""
-_spare: list[_Worker | None] = [None]
-
-
-def _slot_worker(slot: int) -> _Worker | None:
-    return _spare[0] if slot == SPARE else _workers[slot]
-
-
-def _set_slot_worker(slot: int, worker: _Worker | None) -> None:
-    if slot == SPARE:
-        _spare[0] = worker
-    else:
-        _workers[slot] = worker
-
-
-def _take(max_memory_mb: int, *, spare: bool = False) -> tuple[int, _Worker]:
-    """A free slot (waiting for one) and its worker, started or restarted as needed; *spare*: the spare
-    slot (:data:`SPARE`), not one of the pool's."""
+def _take(max_memory_mb: int) -> tuple[int, _Worker]:
+    """A free slot (waiting for one) and its worker, started or restarted as needed."""
     with _lock:
         while True:
-            if spare:
-                free: int | None = SPARE if SPARE not in _busy else None
-            else:
-                free = next((i for i in range(len(_workers)) if i not in _busy), None)
+            free = next((i for i in range(len(_workers)) if i not in _busy), None)
             if free is not None:
                 break
             _lock.wait()
         _busy.add(free)
-        worker = _slot_worker(free)
+        worker = _workers[free]
         if worker is not None and (worker.max_memory_mb != max_memory_mb or worker.proc.poll() is not None):
             worker.stop(kill=True)
             worker = None
@@ -347,7 +326,7 @@ def _take(max_memory_mb: int, *, spare: bool = False) -> tuple[int, _Worker]:
                 _busy.discard(free)
                 _lock.notify_all()
                 raise
-            _set_slot_worker(free, worker)
+            _workers[free] = worker
         return free, worker
 
 
@@ -355,10 +334,10 @@ def _give_back(slot: int, *, failed: bool) -> None:
     """Free *slot*; a worker whose call failed (timeout, death, interrupt) is killed first."""
     with _lock:
         _busy.discard(slot)
-        if slot == SPARE or slot < len(_workers):
-            worker = _slot_worker(slot)
+        if slot < len(_workers):
+            worker = _workers[slot]
             if failed and worker is not None:
-                _set_slot_worker(slot, None)
+                _workers[slot] = None
                 worker.stop(kill=True)
         _lock.notify_all()
 
@@ -367,9 +346,8 @@ def shutdown(*, kill: bool = False) -> None:
     """Stop the parser workers (also runs at interpreter exit); *kill*: at once, even mid-parse. The next
     isolated parse starts a new one."""
     with _lock:
-        workers = [w for w in (*_workers, *_spare) if w is not None]
+        workers = [w for w in _workers if w is not None]
         _workers[:] = [None] * len(_workers)
-        _spare[0] = None
     for worker in workers:
         worker.stop(kill=kill)
 
@@ -377,30 +355,23 @@ def shutdown(*, kill: bool = False) -> None:
 def worker_pids() -> list[int]:
     """The process ids of the parser workers running now (for tests and diagnostics)."""
     with _lock:
-        return [w.pid for w in (*_workers, *_spare) if w is not None and w.proc.poll() is None]
+        return [w.pid for w in _workers if w is not None and w.proc.poll() is None]
 
 
 atexit.register(shutdown)
 
 
 def run_isolated(
-    fn: Callable[..., T],
-    *args: Any,
-    timeout_s: float,
-    max_memory_mb: int,
-    what: str = "the document",
-    spare: bool = False,
-    **kwargs: Any,
+    fn: Callable[..., T], *args: Any, timeout_s: float, max_memory_mb: int, what: str = "the document", **kwargs: Any
 ) -> T:
     """Run ``fn(*args, **kwargs)`` in a worker; errors come back as ragwright errors.
 
     *fn* must be a module-level function and its arguments picklable. At most :func:`pool_size` calls
     run at once (one per worker process, each capped at ``max_memory_mb``); the others wait for a free
-    worker, which bounds the memory parsing can take. *spare*: run in the spare worker instead
-    (:data:`SPARE`, one call at a time), for a caller that knows a core is idle.
+    worker, which bounds the memory parsing can take.
     """
     request = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-    slot, worker = _take(max_memory_mb, spare=spare)
+    slot, worker = _take(max_memory_mb)
     failed = True
     try:
         reply = worker.call(request, timeout_s)

@@ -117,12 +117,8 @@ def parse_bytes(
     name_hint: str = "",
     source: str | None = None,
     options: ParseOptions | None = None,
-    spare: bool = False,
 ) -> Document:
-    """Parse *data* into a Document, or raise :class:`ParseError` / :class:`LimitExceeded` saying why not.
-
-    *spare*: an isolated parse runs in the parser's spare worker, beyond its pool
-    (:data:`ragwright.parse.limits.SPARE`: for a caller that knows a core is idle)."""
+    """Parse *data* into a Document, or raise :class:`ParseError` / :class:`LimitExceeded` saying why not."""
     options = options or ParseOptions()
     if len(data) > options.max_file_bytes:
         raise LimitExceeded(
@@ -144,7 +140,7 @@ def parse_bytes(
         options = dataclasses.replace(options, pdf_password=password, pdf_passwords=())
     try:
         if options.isolate and fmt not in _IN_PROCESS:
-            doc = _isolated(fmt, document_id, data, name_hint, source, options, spare=spare)
+            doc = _isolated(fmt, document_id, data, name_hint, source, options)
         else:
             doc = _run(fmt, document_id, data, name_hint, source, options)
     except MissingDependencyError as exc:
@@ -155,14 +151,7 @@ def parse_bytes(
 
 
 def _isolated(
-    fmt: str,
-    document_id: str,
-    data: bytes,
-    name_hint: str,
-    source: str | None,
-    options: ParseOptions,
-    *,
-    spare: bool = False,
+    fmt: str, document_id: str, data: bytes, name_hint: str, source: str | None, options: ParseOptions
 ) -> Document:
     from ragwright.parse.limits import run_isolated
 
@@ -177,7 +166,6 @@ def _isolated(
         timeout_s=options.timeout_s,
         max_memory_mb=options.max_memory_mb,
         what=document_id,
-        spare=spare,
     )
 
 

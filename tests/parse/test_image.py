@@ -163,6 +163,14 @@ def test_images_without_ocr_low_confidence_bombs_and_garbage_fail_clearly(engine
         parse_image("x", buf.getvalue())
 
 
+def test_a_single_glyph_is_not_text(engine_slot: None) -> None:
+    ocr.set_engine(FakeEngine(["U"], confidence=0.95))  # a logo's letter, read with confidence
+    with pytest.raises(ParseError, match="stray glyph"):
+        parse_image("logo", png())
+    ocr.set_engine(FakeEngine(["42"], confidence=0.95))  # two characters are text
+    assert parse_image("sign", png()).text == "42"
+
+
 def test_prepare_flattens_transparency_and_applies_the_exif_orientation() -> None:
     rgba = Image.new("RGBA", (1000, 1000), (0, 0, 0, 0))
     assert prepare(rgba).getpixel((5, 5)) == (255, 255, 255)  # transparent -> white, not black

@@ -50,7 +50,7 @@ from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.parse.options import ParseOptions
 
-VERSION = "email/2"
+VERSION = "email/3"  # 3: image attachments read as a single glyph are not indexed (image/2)
 MAX_ATTACHMENTS = 100
 MAX_DEPTH = 3
 

@@ -37,6 +37,7 @@ from ragwright.parse.pdf_layout import Line
 
 __all__ = [
     "MAX_PIXELS",
+    "MIN_CHARS",
     "MIN_SKEW",
     "UPSCALE_BELOW",
     "VERSION",
@@ -47,9 +48,10 @@ __all__ = [
     "skew_angle",
 ]
 
-VERSION = "image/1"
+VERSION = "image/2"
 MAX_PIXELS: Final = 80_000_000  # ~ an A4 page at 1200 dpi; PIL's own bomb check is a warning below 2x this
 UPSCALE_BELOW: Final = 900
+MIN_CHARS: Final = 2  # letters and digits a page's OCR must read to be indexed: one is a logo's letter or a mark
 MIN_SKEW: Final = 3.0  # degrees: below, resampling costs small letters more than the skew costs the engine
 _MAX_SKEW: Final = 10
 _PROFILE_SIDE: Final = 600
@@ -100,6 +102,10 @@ def parse_image(
         where = f"page {index + 1}" if frames > 1 else "the image"
         if not page.lines:
             warnings.append(f"OCR ({engine.name}) found no text on {where}")
+            continue
+        read = " ".join(line.text for line in page.lines)
+        if sum(c.isalnum() for c in read) < MIN_CHARS:
+            warnings.append(f"OCR ({engine.name}) read only a stray glyph on {where} ({read!r}), so it is not indexed")
             continue
         confidence = float(page.ocr["confidence"]) if page.ocr else 0.0
         if confidence < options.ocr_min_confidence:

@@ -44,6 +44,18 @@ def _docs(store: Any) -> set[str]:
     return {h.chunk.document_id for h in store.search_dense(unit(1, 0.5), 10, identity=Identity())}
 
 
+def _old_and_built(admin: PostgresStore, reader: PostgresStore, *, new_model: str) -> str:
+    """Document "old" live under model-a, and a new collection (not yet switched to) holding "new"."""
+    admin.bind_embedder("model-a", DIM)
+    reader.bind_embedder("model-a", DIM)
+    _put(admin, "old")
+    name = admin.create_collection()
+    with admin.open_collection(name) as built:
+        built.bind_embedder(new_model, DIM)
+        _put(built, "new")
+    return name
+
+
 def test_a_collection_is_a_schema_of_its_own_with_its_own_hnsw_index(pg_dsn: str) -> None:
     import psycopg
 
@@ -133,13 +145,7 @@ def test_reindex_with_a_new_embedder_and_reopening(pg_dsn: str) -> None:
 
 def test_a_store_object_follows_the_alias_and_its_writes_go_to_the_new_collection(pg_dsn: str) -> None:
     with PostgresStore(pg_dsn) as admin, PostgresStore(pg_dsn, options=EVERY_READ) as reader:
-        admin.bind_embedder("model-a", DIM)
-        reader.bind_embedder("model-a", DIM)
-        _put(admin, "old")
-        name = admin.create_collection()
-        with admin.open_collection(name) as built:
-            built.bind_embedder("model-a", DIM)
-            _put(built, "new")
+        name = _old_and_built(admin, reader, new_model="model-a")
         assert _docs(reader) == {"old"}
         admin.switch_alias(name)
         assert _docs(reader) == {"new"} and reader.current_collection == name
@@ -153,13 +159,7 @@ def test_a_store_object_follows_the_alias_and_its_writes_go_to_the_new_collectio
 
 def test_a_store_object_bound_to_the_old_model_keeps_reading_and_refuses_writes(pg_dsn: str) -> None:
     with PostgresStore(pg_dsn) as admin, PostgresStore(pg_dsn, options=EVERY_READ) as reader:
-        admin.bind_embedder("model-a", DIM)
-        reader.bind_embedder("model-a", DIM)
-        _put(admin, "old")
-        name = admin.create_collection()
-        with admin.open_collection(name) as built:
-            built.bind_embedder("model-b", DIM)
-            _put(built, "new")
+        name = _old_and_built(admin, reader, new_model="model-b")
         admin.switch_alias(name)
         assert _docs(reader) == {"old"} and reader.current_collection == "main"
         with pytest.raises(StoreError, match="reopen it"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ragwright.ingest import schedule
 from ragwright.ingest.schedule import cheap_first, parse_cost
 from ragwright.rag import Rag
@@ -31,9 +33,7 @@ def test_windows_bound_the_reordering_and_remote_items_keep_their_order() -> Non
     assert [i.name_hint for i in cheap_first((item(n) for n in names), window=0)] == names
 
 
-def test_an_ingestion_indexes_the_same_whatever_the_order(tmp_path: Path, monkeypatch: object) -> None:
-    import pytest
-
+def test_an_ingestion_indexes_the_same_whatever_the_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     (root / "a.html").write_text("<html><body><h1>Valves</h1><p>The valve 4471 was replaced.</p></body></html>")
@@ -42,12 +42,9 @@ def test_an_ingestion_indexes_the_same_whatever_the_order(tmp_path: Path, monkey
     (root / "broken.pdf").write_bytes(b"%PDF-1.7\n not a pdf")
     reordered = Rag(SqliteStore(tmp_path / "a.db"), HashingEmbedder())
     first = reordered.ingest(root)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(schedule, "WINDOW", 0)
-    mp.setattr("ragwright.ingest.pipeline.cheap_first", lambda items: schedule.cheap_first(items, window=0))
-    listed = Rag(SqliteStore(tmp_path / "b.db"), HashingEmbedder())
+    monkeypatch.setattr("ragwright.ingest.pipeline.cheap_first", lambda items: schedule.cheap_first(items, window=0))
+    listed = Rag(SqliteStore(tmp_path / "b.db"), HashingEmbedder())  # the source's own order
     second = listed.ingest(root)
-    mp.undo()
     assert first.added == second.added == 3
     assert [(f.document, f.stage) for f in first.failed] == [(f.document, f.stage) for f in second.failed]
 

@@ -10,12 +10,15 @@ that the dense arm ranked just past its cut is not scored as if it were unrelate
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ragwright._validate import OptionsBase, check_bool, check_float
+from ragwright.errors import ConfigError
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
-from ragwright.retrieve.fusion import Fused, Scale, convex, rrf, weighted_score
-from ragwright.retrieve.options import EnsembleOptions
+from ragwright.retrieve.feedback import FeedbackOptions
+from ragwright.retrieve.fusion import EnsembleOptions, Fused, Scale, convex, rrf, weighted_score
 from ragwright.stores.base import Hit
 
 if TYPE_CHECKING:
@@ -24,7 +27,59 @@ if TYPE_CHECKING:
 
     Vector = npt.NDArray[np.float32]
 
-__all__ = ["dense_completions", "fuse_hits", "missing_from", "rescore"]
+__all__ = ["SearchOptions", "dense_completions", "fuse_hits", "missing_from", "rescore"]
+
+
+@dataclass(frozen=True)
+class SearchOptions(OptionsBase):
+    """The search arms a call runs and how their rankings are fused.
+
+    ``use_dense_search`` (on), ``use_keyword_search`` (BM25: ``None`` follows ``use_hybrid_search``),
+    ``use_hybrid_search`` (dense + BM25, + the sparse arm unless ``use_sparse_search=False``),
+    ``min_score`` (a floor on the dense arm's cosine), ``ensemble`` (fusion), ``feedback``
+    (pseudo-relevance feedback).
+    """
+
+    use_dense_search: bool = True
+    use_keyword_search: bool | None = None
+    use_hybrid_search: bool = False
+    use_sparse_search: bool | None = None
+    min_score: float = 0.0
+    ensemble: EnsembleOptions | None = None
+    feedback: FeedbackOptions | None = None
+
+    def __post_init__(self) -> None:
+        check_bool("use_dense_search", self.use_dense_search)
+        check_bool("use_hybrid_search", self.use_hybrid_search)
+        check_bool("use_sparse_search", self.use_sparse_search, optional=True)
+        check_bool("use_keyword_search", self.use_keyword_search, optional=True)
+        check_float("min_score", self.min_score, lo=0.0)
+        if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
+            raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
+        if self.feedback is not None and not isinstance(self.feedback, FeedbackOptions):
+            raise ConfigError.invalid("feedback", self.feedback, "a FeedbackOptions or None")
+        if not self.arms:
+            raise ConfigError(
+                "no search arm is active: use_dense_search=False needs use_hybrid_search=True "
+                "or use_keyword_search=True"
+            )
+
+    @property
+    def keyword_active(self) -> bool:
+        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
+        return self.use_keyword_search if self.use_keyword_search is not None else self.use_hybrid_search
+
+    @property
+    def sparse_active(self) -> bool:
+        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (``True`` without
+        hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
+        return self.use_hybrid_search and self.use_sparse_search is not False
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        """The search arms this call runs, in a fixed order."""
+        switches = (("dense", self.use_dense_search), ("bm25", self.keyword_active), ("sparse", self.sparse_active))
+        return tuple(name for name, on in switches if on)
 
 
 def missing_from(arm: str, hits_per_arm: Mapping[str, Sequence[Hit]]) -> list[str]:

@@ -3,8 +3,11 @@ its parts — :class:`SearchOptions` (the arms and their fusion), :class:`Postpr
 (diversity, reranking, expansion, compression, budget, order: beside its stage in
 :mod:`ragwright.postprocess.options`), :class:`TransformSwitches` and
 :class:`StrategySwitches` (which configured transforms, strategies and caches a call uses) — plus
-:data:`PRESETS` (the retrieval modes by name, the only table of them) and the fusion and feedback
-options. :mod:`ragwright.options` re-exports everything here.
+:data:`PRESETS` (the retrieval modes by name, the only table of them). Each part's options live beside
+its stage — :class:`SearchOptions` in :mod:`~ragwright.retrieve.arms`, :class:`EnsembleOptions` in
+:mod:`~ragwright.retrieve.fusion`, :class:`FeedbackOptions` in :mod:`~ragwright.retrieve.feedback`,
+:class:`StrategySwitches` in :mod:`ragwright.retrieve.strategies.switches` — and are re-exported here;
+:mod:`ragwright.options` re-exports everything here.
 
 The flat names of the seed (``RetrievalOptions(use_mmr=True)``, ``options.use_mmr``,
 ``options.merged(top_k=3)``) remain: constructor keywords go to the part that owns them
@@ -15,121 +18,28 @@ per-call overrides (``Rag.search(q, **overrides)``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final, Literal, TypedDict, Unpack
+from typing import Any, Final, TypedDict, Unpack
 
-from ragwright._validate import OptionsBase, check_bool, check_choice, check_float, check_int
+from ragwright._validate import OptionsBase, check_bool, check_int
 from ragwright.errors import ConfigError
 from ragwright.model.filters import Filter, FilterLike, as_filter
 from ragwright.model.specs import Spec
 from ragwright.postprocess.options import CompressionMode, ParentMode, PostprocessOptions
 
-CragFallbackMode = Literal["replace", "append"]
-FusionMethod = Literal["convex", "rrf", "weighted"]
-ScoreNormalization = Literal["minmax", "zscore"]
+# The parts' own options live beside their stages; re-exported here (``ragwright.options`` reads them here).
+from ragwright.retrieve.arms import SearchOptions as SearchOptions
+from ragwright.retrieve.feedback import ROCCHIO_SCOPES as ROCCHIO_SCOPES
+from ragwright.retrieve.feedback import FeedbackOptions as FeedbackOptions
+from ragwright.retrieve.fusion import DEFAULT_WEIGHTS as DEFAULT_WEIGHTS
+from ragwright.retrieve.fusion import EnsembleOptions as EnsembleOptions
+from ragwright.retrieve.fusion import FusionMethod as FusionMethod
+from ragwright.retrieve.fusion import ScoreNormalization as ScoreNormalization
+from ragwright.retrieve.strategies.switches import CragFallbackMode as CragFallbackMode
+from ragwright.retrieve.strategies.switches import StrategySwitches as StrategySwitches
 
 #: Options accepted now whose stage arrives with a later release: retrieval logs ``option_not_active``
 #: once per option when a call asks for one of them with a non-default value.
 NOT_YET_ACTIVE: Final[frozenset[str]] = frozenset()
-
-
-#: Arm weights of each fusion method when none are given. ``convex`` was chosen by leave-one-collection-out
-#: over SciFact, Cranfield, CISI, MED and NPL (``benchmarks/retrieval_beir.py``): 0.7 / 0.3 won on the
-#: other four for every held-out collection. The sparse arm's weight is the keyword arm's.
-DEFAULT_WEIGHTS: Final[dict[str, dict[str, float]]] = {
-    "convex": {"dense": 0.7, "bm25": 0.3, "sparse": 0.3},
-    "rrf": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
-    "weighted": {"dense": 1.0, "bm25": 1.0, "sparse": 1.0},
-}
-
-
-@dataclass(frozen=True)
-class EnsembleOptions(OptionsBase):
-    """How the arms of hybrid search are fused (convex combination vs RRF: Bruch, Gai & Ingber 2023, "An
-    Analysis of Fusion Functions for Hybrid Retrieval"; RRF: Cormack, Clarke & Büttcher 2009).
-
-    ``method="convex"`` (the default): a convex combination of the arms' scores, each on a known scale —
-    the dense arm's cosine as it is, the keyword and sparse arms' scores divided by the query's best
-    (Bruch, Gai, Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"). A chunk one arm did
-    not return gets that arm's exact cosine when the store has its vector, else the lowest score the arm
-    returned. Because the keyword score is relative to the query's best match, a decisive exact match
-    (a rare code, an identifier) keeps the full keyword weight while its near-duplicates fall away: the
-    fusion adapts per query. Measured against RRF on five collections: +0.005 to +0.025 nDCG@10, and
-    the right record first for every identifier query where RRF manages 72 %.
-    ``method="rrf"``: weighted reciprocal rank fusion, ``Σ weight / (rrf_k + rank)`` (Cormack, Clarke,
-    Büttcher 2009), the seed's fusion. ``method="weighted"``: each arm's scores normalised per query
-    (``minmax`` or ``zscore``) and summed with the weights.
-    Weights left ``None`` take the method's defaults (:data:`DEFAULT_WEIGHTS`). ``candidates`` is how
-    many hits each arm contributes (default ``max(50, 2 × top_k)``). Supplying ensemble options always
-    keeps the client-side fusion path.
-    """
-
-    dense_weight: float | None = None
-    bm25_weight: float | None = None
-    sparse_weight: float | None = None
-    rrf_k: int = 60
-    method: FusionMethod = "convex"
-    normalization: ScoreNormalization = "minmax"
-    candidates: int | None = None
-
-    def __post_init__(self) -> None:
-        check_choice("method", self.method, ("convex", "rrf", "weighted"))
-        for name in ("dense_weight", "bm25_weight", "sparse_weight"):
-            check_float(name, getattr(self, name), lo=0.0, optional=True)
-        if sum(self.weight(arm) for arm in ("dense", "bm25", "sparse")) <= 0:
-            raise ConfigError("at least one ensemble weight must be > 0 (dense_weight, bm25_weight, sparse_weight)")
-        check_int("rrf_k", self.rrf_k, minimum=1)
-        check_choice("normalization", self.normalization, ("minmax", "zscore"))
-        check_int("candidates", self.candidates, minimum=1, optional=True)
-
-    def weight(self, arm: str) -> float:
-        """The weight of *arm* (``dense``, ``bm25``, ``sparse``): the given one, else the method's default."""
-        given: float | None = {"dense": self.dense_weight, "bm25": self.bm25_weight, "sparse": self.sparse_weight}[arm]
-        return float(given) if given is not None else DEFAULT_WEIGHTS[self.method][arm]
-
-
-#: Where Rocchio's moved query vector searches: ``"candidates"`` re-scores the first pass's candidates
-#: (every arm's hits, exact cosines from the stored vectors, no second index search), ``"index"`` runs a
-#: second dense search over the whole index.
-ROCCHIO_SCOPES: Final = ("candidates", "index")
-
-
-@dataclass(frozen=True)
-class FeedbackOptions(OptionsBase):
-    """Pseudo-relevance feedback: retrieve once, learn from the best results, retrieve again.
-
-    ``rm3``: the keyword arm's query gains the ``terms`` most likely terms of the top ``documents``
-    results (RM3: Abdul-Jaleel et al. 2004), weighted ``rm3_weight`` against the original terms.
-    ``rocchio``: the dense arm's query vector moves towards the mean of those results' vectors by
-    ``rocchio_beta`` (Rocchio 1971). The arms that changed run again and everything is fused as before.
-    ``FeedbackOptions()`` is Rocchio alone, which hybrid search uses by default (:data:`PRESETS`):
-    chosen leave-one-collection-out on five collections (for every held-out collection, the other four
-    chose it), +0.006 nDCG@10 over all their queries (paired 95 % CI [+0.001, +0.011]) for one more dense
-    search. RM3 (``rm3=True``) is an option: it helps Cranfield and hurts SciFact and NPL.
-    ``rocchio_scope``: ``"candidates"`` (the default) re-scores every arm's first-pass candidates with the
-    moved vector (exact cosines from the stored vectors) instead of searching the index again
-    (``"index"``): the same nDCG@10 on the five collections at a fraction of the cost
-    (``benchmarks/RESULTS.md``, "Rocchio feedback on the first pass's candidates").
-    """
-
-    rm3: bool = False
-    rocchio: bool = True
-    documents: int = 3
-    terms: int = 10
-    rm3_weight: float = 0.3
-    rocchio_beta: float = 0.5
-    rocchio_scope: str = "candidates"
-
-    def __post_init__(self) -> None:
-        check_bool("rm3", self.rm3)
-        check_bool("rocchio", self.rocchio)
-        if not (self.rm3 or self.rocchio):
-            raise ConfigError("FeedbackOptions needs rm3 or rocchio (or both); use feedback=None for none")
-        check_int("documents", self.documents, minimum=1)
-        check_int("terms", self.terms, minimum=1)
-        check_float("rm3_weight", self.rm3_weight, lo=0.0, hi=1.0)
-        check_float("rocchio_beta", self.rocchio_beta, lo=0.0)
-        if self.rocchio_scope not in ROCCHIO_SCOPES:
-            raise ConfigError.invalid("rocchio_scope", self.rocchio_scope, " or ".join(map(repr, ROCCHIO_SCOPES)))
 
 
 #: The retrieval modes by name: what ``ragwright search --mode``, ``ragwright eval --config`` and the
@@ -151,58 +61,6 @@ def _check_metadata_filter(value: Any) -> Filter | None:
 
 
 @dataclass(frozen=True)
-class SearchOptions(OptionsBase):
-    """The search arms a call runs and how their rankings are fused.
-
-    ``use_dense_search`` (on), ``use_keyword_search`` (BM25: ``None`` follows ``use_hybrid_search``),
-    ``use_hybrid_search`` (dense + BM25, + the sparse arm unless ``use_sparse_search=False``),
-    ``min_score`` (a floor on the dense arm's cosine), ``ensemble`` (fusion), ``feedback``
-    (pseudo-relevance feedback).
-    """
-
-    use_dense_search: bool = True
-    use_keyword_search: bool | None = None
-    use_hybrid_search: bool = False
-    use_sparse_search: bool | None = None
-    min_score: float = 0.0
-    ensemble: EnsembleOptions | None = None
-    feedback: FeedbackOptions | None = None
-
-    def __post_init__(self) -> None:
-        check_bool("use_dense_search", self.use_dense_search)
-        check_bool("use_hybrid_search", self.use_hybrid_search)
-        check_bool("use_sparse_search", self.use_sparse_search, optional=True)
-        check_bool("use_keyword_search", self.use_keyword_search, optional=True)
-        check_float("min_score", self.min_score, lo=0.0)
-        if self.ensemble is not None and not isinstance(self.ensemble, EnsembleOptions):
-            raise ConfigError.invalid("ensemble", self.ensemble, "an EnsembleOptions or None")
-        if self.feedback is not None and not isinstance(self.feedback, FeedbackOptions):
-            raise ConfigError.invalid("feedback", self.feedback, "a FeedbackOptions or None")
-        if not self.arms:
-            raise ConfigError(
-                "no search arm is active: use_dense_search=False needs use_hybrid_search=True "
-                "or use_keyword_search=True"
-            )
-
-    @property
-    def keyword_active(self) -> bool:
-        """The BM25 arm runs when asked explicitly, or with hybrid search unless switched off."""
-        return self.use_keyword_search if self.use_keyword_search is not None else self.use_hybrid_search
-
-    @property
-    def sparse_active(self) -> bool:
-        """The sparse arm joins hybrid search unless ``use_sparse_search=False`` (``True`` without
-        hybrid search has no effect). It runs only where a sparse encoder and a sparse-capable store are."""
-        return self.use_hybrid_search and self.use_sparse_search is not False
-
-    @property
-    def arms(self) -> tuple[str, ...]:
-        """The search arms this call runs, in a fixed order."""
-        switches = (("dense", self.use_dense_search), ("bm25", self.keyword_active), ("sparse", self.sparse_active))
-        return tuple(name for name, on in switches if on)
-
-
-@dataclass(frozen=True)
 class TransformSwitches(OptionsBase):
     """Which configured query transforms a call runs (``use_hyde`` and ``use_multi_query`` default on
     and do nothing unless configured; rewriting and self-query are off)."""
@@ -215,33 +73,6 @@ class TransformSwitches(OptionsBase):
     def __post_init__(self) -> None:
         for f in fields(self):
             check_bool(f.name, getattr(self, f.name))
-
-
-@dataclass(frozen=True)
-class StrategySwitches(OptionsBase):
-    """Which configured strategies and caches a call uses, and corrective RAG's per-call settings."""
-
-    use_adaptive_retrieval: bool = False
-    use_crag: bool = False
-    crag_score_threshold: float = 0.5
-    crag_fallback_mode: CragFallbackMode = "replace"
-    use_tag_retrieval: bool = True
-    use_time_weighting: bool = True
-    use_cache_embedding: bool = True
-    use_cache_result: bool = True
-
-    def __post_init__(self) -> None:
-        for name in (
-            "use_adaptive_retrieval",
-            "use_crag",
-            "use_tag_retrieval",
-            "use_time_weighting",
-            "use_cache_embedding",
-            "use_cache_result",
-        ):
-            check_bool(name, getattr(self, name))
-        check_float("crag_score_threshold", self.crag_score_threshold, lo=0.0, hi=1.0)
-        check_choice("crag_fallback_mode", self.crag_fallback_mode, ("replace", "append"))
 
 
 #: The parts of :class:`RetrievalOptions`, by attribute.

@@ -63,9 +63,9 @@ class RagAdmin:
         """
         record = self._record(document_id)
         removed = self.store.remove_document(record.document_id)
-        for child in record.metadata.get("_children", []):  # attachments go with their parent
+        for child in record.children:  # attachments go with their parent
             removed += self.store.remove_document(child)
-        self._graph_follow([record.document_id, *record.metadata.get("_children", [])])
+        self._graph_follow([record.document_id, *record.children])
         return removed
 
     def _graph_follow(self, document_ids: list[str]) -> None:
@@ -89,9 +89,9 @@ class RagAdmin:
         acl = normalize_acl(groups)
         new_tenant = tenant if tenant is not None else record.tenant
         updated = 0
-        for doc in (record.document_id, *record.metadata.get("_children", [])):
+        for doc in (record.document_id, *record.children):
             updated += self.store.update_access(doc, new_tenant, acl)
-        self._graph_follow([record.document_id, *record.metadata.get("_children", [])])
+        self._graph_follow([record.document_id, *record.children])
         return updated
 
     def documents(
@@ -108,14 +108,13 @@ class RagAdmin:
     def metadata_keys(self) -> list[str]:
         """Every metadata key the indexed chunks carry (what a metadata filter can match on).
 
-        Ingestion records each document's keys in the registry (``_keys``); for documents ingested
+        Ingestion records each document's keys in the registry (``metadata_keys``); for documents ingested
         before it did, the chunks of up to :data:`KEY_SAMPLE` of them are read instead."""
         keys: set[str] = set()
         unrecorded: list[str] = []
         for record in self.store.list_records(DocumentStatus.INDEXED):
-            recorded = record.metadata.get("_keys")
-            if isinstance(recorded, list):
-                keys.update(str(k) for k in recorded)
+            if record.metadata_keys is not None:
+                keys.update(record.metadata_keys)
             else:
                 unrecorded.append(record.document_id)
         for document_id in unrecorded[:KEY_SAMPLE]:
@@ -241,8 +240,8 @@ class RagAdmin:
                     "document": r.document_id,
                     "stage": r.stage,
                     "reason": r.reason,
-                    "error_type": r.metadata.get("_error_type"),
-                    "attempts": r.metadata.get("_attempts", 1),
+                    "error_type": r.error_type,
+                    "attempts": max(r.attempts, 1),
                     "tenant": r.tenant,
                     "acl": list(r.acl),
                 }

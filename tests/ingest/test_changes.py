@@ -39,7 +39,7 @@ def test_a_lost_attachment_is_restored_by_the_next_ingest(
     rag = Rag(SqliteStore(tmp_path / "s.db"), hashing)
     rag.ingest(docs)
     live = _live(rag)
-    (child,) = [r.document_id for r in rag.store.list_records() if r.metadata.get("_parent")]
+    (child,) = [r.document_id for r in rag.store.list_records() if r.parent]
     rag.store.remove_document(child)  # what the old sync did
     report = rag.ingest(docs)
     assert report.added == 1 and report.deleted == 0

@@ -114,7 +114,7 @@ def test_a_dead_letter_keeps_the_tenant_acl_metadata_and_folder_it_was_ingested_
     assert [f["tenant"] for f in rag.status()["failed_documents"]] == ["beta"]
     rag.ingest(docs, tenant="beta", acl=["hr"], metadata={"team": "people"})  # failing again: same access
     rec = rag.store.get_record(bad.resolve().as_posix())
-    assert rec is not None and (rec.tenant, rec.acl, rec.metadata["_attempts"]) == ("beta", ("hr",), 2)
+    assert rec is not None and (rec.tenant, rec.acl, rec.attempts) == ("beta", ("hr",), 2)
 
     bad.write_text("the repaired hiring plan", encoding="utf-8")  # .pdf name, text bytes: detected as text
     retried = rag.retry_failed()

@@ -19,8 +19,8 @@ def children_intact(store: Store, previous: DocumentRecord) -> bool:
     An unchanged parent whose children were lost (removed by an older sync, say) is processed again,
     which restores them.
     """
-    for child_id in previous.metadata.get("_children", []):
-        child = store.get_record(str(child_id))
+    for child_id in previous.children:
+        child = store.get_record(child_id)
         if child is None or child.status is not DocumentStatus.INDEXED:
             return False
     return True
@@ -28,8 +28,7 @@ def children_intact(store: Store, previous: DocumentRecord) -> bool:
 
 def owner_id(record: DocumentRecord) -> str:
     """The id a source lists for *record*: its parent's for a child document, else its own."""
-    parent = record.metadata.get("_parent")
-    return parent if isinstance(parent, str) and parent else record.document_id
+    return record.parent or record.document_id
 
 
 def reconcile(store: Store, root: str, listed: set[str]) -> int:
@@ -45,10 +44,10 @@ def reconcile(store: Store, root: str, listed: set[str]) -> int:
 def update_access(store: Store, previous: DocumentRecord, access: tuple[str, tuple[str, ...]]) -> None:
     """Give an unchanged document (and its children) a new tenant and ACL: chunks and records are
     updated in place, nothing is parsed or embedded again (as ``Rag.update_acl``)."""
-    for document_id in (previous.document_id, *previous.metadata.get("_children", [])):
-        store.update_access(str(document_id), access[0], access[1])
+    for document_id in (previous.document_id, *previous.children):
+        store.update_access(document_id, access[0], access[1])
 
 
-def metadata_keys(chunks: Sequence[Chunk]) -> list[str]:
-    """The metadata keys *chunks* carry (recorded per document: what a filter can match)."""
-    return sorted({key for chunk in chunks for key in chunk.metadata})
+def metadata_keys(chunks: Sequence[Chunk]) -> tuple[str, ...]:
+    """The metadata keys *chunks* carry, sorted (recorded per document: what a filter can match)."""
+    return tuple(sorted({key for chunk in chunks for key in chunk.metadata}))

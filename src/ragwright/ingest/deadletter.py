@@ -5,19 +5,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.base import Store
 
 log = logging.getLogger("ragwright.ingest.pipeline")  # the events keep their historical logger
-
-
-def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The caller's metadata of a registry record (keys starting with ``_`` are ragwright's own)."""
-    return {k: v for k, v in metadata.items() if not k.startswith("_")}
 
 
 def dead_letter(
@@ -54,9 +47,9 @@ def dead_letter(
             acl=attempt.acl,
             source_root=attempt.source_root,
             created_at=previous.created_at if previous is not None else now,
-            metadata=user_metadata(attempt.metadata),
+            metadata=dict(attempt.metadata),
         )
-    tries = previous.metadata.get("_attempts", 0) if previous and previous.status is DocumentStatus.FAILED else 0
+    tries = previous.attempts if previous and previous.status is DocumentStatus.FAILED else 0
     store.record(
         dataclasses.replace(
             base,
@@ -65,6 +58,7 @@ def dead_letter(
             reason=reason,
             chunk_count=kept,
             updated_at=now,
-            metadata={**base.metadata, "_attempts": int(tries) + 1, "_error_type": type(exc).__name__},
+            attempts=tries + 1,
+            error_type=type(exc).__name__,
         )
     )

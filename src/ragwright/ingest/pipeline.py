@@ -26,7 +26,7 @@ from ragwright.errors import ConfigError, ParseError, RagwrightError, StoreBusyE
 from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
 from ragwright.ingest.chunking import Chunker, chunk_document, warm_up
 from ragwright.ingest.dates import caller_dates
-from ragwright.ingest.deadletter import dead_letter, user_metadata
+from ragwright.ingest.deadletter import dead_letter
 from ragwright.ingest.parse_ahead import ParseAhead
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.schedule import cheap_first
@@ -274,7 +274,7 @@ class IngestPipeline:
                 previous is not None
                 and previous.status is DocumentStatus.INDEXED
                 and previous.pipeline_key() == record.pipeline_key()
-                and user_metadata(previous.metadata) == record.metadata
+                and previous.metadata == record.metadata
                 and children_intact(self.store, previous)
             ):
                 if (previous.tenant, previous.acl) == access:
@@ -309,15 +309,16 @@ class IngestPipeline:
             dead_letter(self.store, attempt, stage, exc, previous, report)
             return []
         child_ids = [child.id for child, child_chunks in children if child_chunks]
-        meta = {
-            **record.metadata,
-            "_keys": metadata_keys(chunks),  # what a filter can match (Rag.metadata_keys)
-            "_children": child_ids,
-            "_warnings": list(document.warnings),
-            "_name": item.name_hint,  # a reindex parses staged bytes with the same hint …
-            "_source_meta": normalize_metadata(item.metadata),  # … and gives the chunks the same metadata
-        }
-        record = dataclasses.replace(record, title=document.title, chunk_count=len(chunks), metadata=meta)
+        record = dataclasses.replace(
+            record,
+            title=document.title,
+            chunk_count=len(chunks),
+            metadata_keys=metadata_keys(chunks),  # what a filter can match (Rag.metadata_keys)
+            children=tuple(child_ids),
+            warnings=tuple(document.warnings),
+            name_hint=item.name_hint,  # a reindex parses staged bytes with the same hint …
+            source_meta=normalize_metadata(item.metadata),  # … and gives the chunks the same metadata
+        )
         pending = [self._pending(record, chunks, _existed(previous))]
         for child, child_chunks in children:
             if not child_chunks:
@@ -331,16 +332,13 @@ class IngestPipeline:
                 title=child.title,
                 chunk_count=len(child_chunks),
                 created_at=child_previous.created_at if child_previous else record.created_at,
-                metadata={
-                    **record.metadata,
-                    "_keys": metadata_keys(child_chunks),
-                    "_children": [],
-                    "_parent": doc_id,
-                    "_warnings": list(child.warnings),
-                },
+                metadata_keys=metadata_keys(child_chunks),
+                children=(),
+                parent=doc_id,
+                warnings=tuple(child.warnings),
             )
             pending.append(self._pending(child_record, child_chunks, _existed(child_previous)))
-        stale = set(previous.metadata.get("_children", [])) - set(child_ids) if previous else set()
+        stale = set(previous.children) - set(child_ids) if previous else set()
         for gone in sorted(stale):
             self.store.remove_document(gone)
             report.deleted += 1

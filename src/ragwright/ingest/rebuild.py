@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -39,10 +39,6 @@ def changed_ids(before: Snapshot, after: Snapshot) -> set[str]:
     return {d for d in before.keys() | after.keys() if before.get(d) != after.get(d)}
 
 
-def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if not k.startswith("_")}
-
-
 class _RebuildSource:
     """A source yielding live records with loaders reading the live store's staging."""
 
@@ -63,9 +59,9 @@ class _RebuildSource:
                 document_id=rec.document_id,
                 uri=rec.source,
                 load=functools.partial(self._load_record if record_doc else self._load_bytes, rec),
-                name_hint=str(rec.metadata.get("_name") or _hint_from_uri(rec.source, rec.document_id)),
+                name_hint=rec.name_hint or _hint_from_uri(rec.source, rec.document_id),
                 fingerprint=rec.content_hash if record_doc else None,
-                metadata=dict(rec.metadata.get("_source_meta") or _source_meta(rec.source)),
+                metadata=dict(rec.source_meta or _source_meta(rec.source)),
             )
 
     def _load_bytes(self, rec: DocumentRecord) -> bytes:
@@ -113,8 +109,8 @@ def rebuild(
     wanted: set[str] = set()
     for doc_id in ids:
         rec = state.get(doc_id)
-        parent = rec.metadata.get("_parent") if rec is not None else None
-        if isinstance(parent, str) and parent in state:
+        parent = rec.parent if rec is not None else None
+        if parent is not None and parent in state:
             wanted.add(parent)  # attachments are rebuilt from their parent
         elif rec is None or rec.status is DocumentStatus.DELETED:
             existing = target.get_record(doc_id)
@@ -130,9 +126,7 @@ def rebuild(
     groups: dict[str, list[DocumentRecord]] = {}
     for doc_id in sorted(wanted):
         rec = state[doc_id]
-        key = json.dumps(
-            [rec.tenant, list(rec.acl), user_metadata(rec.metadata), rec.source_root], sort_keys=True, default=str
-        )
+        key = json.dumps([rec.tenant, list(rec.acl), rec.metadata, rec.source_root], sort_keys=True, default=str)
         groups.setdefault(key, []).append(rec)
     for records in groups.values():
         first = records[0]
@@ -140,7 +134,7 @@ def rebuild(
             _RebuildSource(live, target, records, first.source_root),
             tenant=first.tenant,
             acl=first.acl,
-            metadata=user_metadata(first.metadata) or None,
+            metadata=first.metadata or None,
             sync=False,
         )
         report.add(run)
@@ -169,6 +163,6 @@ def _hint_from_uri(uri: str, document_id: str) -> str:
 
 
 def _source_meta(uri: str) -> dict[str, Any]:
-    """The item metadata the file sources give (records ingested before ``_source_meta`` was kept)."""
+    """The item metadata the file sources give (records ingested before ``source_meta`` was kept)."""
     path = _local_path(uri)
     return {"file_name": path.name} if path is not None else {}

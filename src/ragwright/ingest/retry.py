@@ -50,7 +50,7 @@ class RetrySource:
                 document_id=rec.document_id,
                 uri=rec.source,
                 load=path.read_bytes,
-                name_hint=str(rec.metadata.get("_name") or path.name),
+                name_hint=rec.name_hint or path.name,
                 metadata={"file_name": path.name},
             )
 
@@ -79,4 +79,4 @@ def retry_groups(records: Iterable[DocumentRecord]) -> list[RetryGroup]:
 
 
 def _user(rec: DocumentRecord) -> dict[str, Any]:
-    return {k: v for k, v in rec.metadata.items() if not k.startswith("_")}
+    return dict(rec.metadata)

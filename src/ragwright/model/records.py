@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -34,6 +35,18 @@ class DocumentRecord:
 
     Change detection compares ``content_hash`` and the pipeline versions (parser, chunker, embedding
     model): all equal means the document is skipped with no parse and no embed.
+
+    ``metadata`` is the caller's metadata only. What ingestion keeps about a document for itself has its
+    own fields (typed columns in the SQL stores):
+
+    - ``name_hint``: the file name a rebuild parses the staged bytes with (``None``: not recorded);
+    - ``parent``: the document an attachment belongs to; ``children``: a document's attachments;
+    - ``metadata_keys``: the metadata keys its chunks carry, what a filter can match (``None``: not
+      recorded, for documents ingested before it was);
+    - ``warnings``: what the parser warned about;
+    - ``source_meta``: the metadata the source gave the item (a rebuild gives the chunks the same);
+    - ``error_type`` and ``attempts``: of a failed document (a dead letter), the exception's class name
+      and how many ingestions in a row failed.
     """
 
     document_id: str
@@ -53,6 +66,14 @@ class DocumentRecord:
     created_at: float = 0.0
     updated_at: float = 0.0
     metadata: dict[str, Any] = field(default_factory=dict)
+    name_hint: str | None = None
+    parent: str | None = None
+    children: tuple[str, ...] = ()
+    metadata_keys: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
+    source_meta: Mapping[str, Any] = field(default_factory=dict)
+    error_type: str | None = None
+    attempts: int = 0
 
     def pipeline_key(self) -> tuple[str, str, str, str]:
         return (self.content_hash, self.parser_version, self.chunker_version, self.embedding_model)

@@ -112,7 +112,7 @@ class UrlSource:
         record = self._get_record(url) if self._get_record is not None else None
         if record is None or record.status is not DocumentStatus.INDEXED:
             return None
-        meta = record.metadata.get("_source_meta") or {}
+        meta = record.source_meta
         return record.content_hash, {k: str(v) for k, v in meta.items() if k in ("etag", "last_modified")}
 
     def fetch(self, url: str, known: tuple[str, dict[str, str]] | None = None) -> tuple[bytes, dict[str, str]]:

@@ -3,11 +3,14 @@
 A :class:`~ragwright.model.records.DocumentRecord` is one row of a collection's ``documents`` table. The
 fields ingestion keeps about a document for itself — the name hint a rebuild parses with, its parent and
 children (attachments), the metadata keys a filter can match, parser warnings, the source's metadata,
-the error type and attempts of a failure — travel in ``record.metadata`` under ``_``-prefixed keys; the
-store keeps them in typed columns (:data:`REGISTRY_FIELDS`), so SQL can read them (children by parent,
-failures by type) and the user's metadata column holds only the user's metadata. A value whose type does
-not fit its column stays in the metadata column, so a record reads back exactly as it was written.
-Stores written before the columns existed are migrated once (:meth:`SqlRegistry.backfill`).
+the error type and attempts of a failure — are typed fields of the record and typed columns of the row
+(:data:`REGISTRY_FIELDS`), so SQL can read them (children by parent, failures by type); the ``metadata``
+column holds only the user's metadata.
+
+Stores written before the columns existed kept those fields in the metadata under ``_``-prefixed keys
+(``_name``, ``_parent``, …); they are migrated once (:meth:`SqlRegistry.backfill`): a value that fits its
+column moves there, one that does not (a caller's own key that happened to share the name) stays in the
+metadata.
 
 The statements are written once with ``?`` placeholders; the :class:`~ragwright.stores.sql_dialect.Dialect`
 says how JSON, lists and text are stored. Access updates (a document's tenant and ACL onto its chunks,
@@ -16,6 +19,7 @@ parents and record) are here too.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -24,37 +28,62 @@ from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.stores.common import record_columns, record_from_columns
 from ragwright.stores.sql_dialect import Dialect, Execute
 
-__all__ = ["RECORD_COLUMNS", "REGISTRY_FIELDS", "RegistryField", "SqlRegistry", "join_fields", "split_fields"]
+__all__ = ["RECORD_COLUMNS", "REGISTRY_FIELDS", "RegistryField", "SqlRegistry", "legacy_fields"]
 
 
 @dataclass(frozen=True, slots=True)
 class RegistryField:
-    """One registry field: its ``record.metadata`` key, its column and the column's kind (``text``,
-    ``int``, ``list`` of strings, or ``json`` object)."""
+    """One registry field: its :class:`DocumentRecord` attribute, its column, the column's kind (``text``,
+    ``int``, ``list`` of strings, ``keys``: a list of strings or NULL for "not recorded", or ``json``
+    object) and the ``record.metadata`` key it was kept under before the columns existed."""
 
-    key: str
+    attr: str
     column: str
     kind: str
+    legacy_key: str
 
     def fits(self, value: Any) -> bool:
+        """Whether a legacy metadata *value* can move into the column."""
         if self.kind == "text":
             return isinstance(value, str)
         if self.kind == "int":
             return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
-        if self.kind == "list":
+        if self.kind in ("list", "keys"):
             return isinstance(value, list) and all(isinstance(v, str) for v in value)
         return isinstance(value, dict)
 
+    def encode(self, value: Any, d: Dialect) -> Any:
+        """The column value of the record's *value* (``None``: NULL)."""
+        if value is None:
+            return None
+        if self.kind == "text":
+            return d.encode_text(value)
+        if self.kind in ("list", "keys"):
+            return d.encode_list([d.encode_text(v) for v in value])
+        if self.kind == "json":
+            return d.encode_json(dict(value)) if value else None
+        return value
+
+    def decode(self, value: Any, d: Dialect) -> Any:
+        """The record's value of the column *value* (NULL: the field's default)."""
+        if value is None:
+            return {"list": (), "json": {}, "int": 0}.get(self.kind)
+        if self.kind in ("list", "keys"):
+            return tuple(d.decode_list(value))
+        if self.kind == "json":
+            return dict(d.decode_json(value))
+        return value
+
 
 REGISTRY_FIELDS: Final = (
-    RegistryField("_name", "name_hint", "text"),
-    RegistryField("_parent", "parent_document", "text"),
-    RegistryField("_children", "children", "list"),
-    RegistryField("_keys", "metadata_keys", "list"),
-    RegistryField("_warnings", "warnings", "list"),
-    RegistryField("_source_meta", "source_meta", "json"),
-    RegistryField("_error_type", "error_type", "text"),
-    RegistryField("_attempts", "attempts", "int"),
+    RegistryField("name_hint", "name_hint", "text", "_name"),
+    RegistryField("parent", "parent_document", "text", "_parent"),
+    RegistryField("children", "children", "list", "_children"),
+    RegistryField("metadata_keys", "metadata_keys", "keys", "_keys"),
+    RegistryField("warnings", "warnings", "list", "_warnings"),
+    RegistryField("source_meta", "source_meta", "json", "_source_meta"),
+    RegistryField("error_type", "error_type", "text", "_error_type"),
+    RegistryField("attempts", "attempts", "int", "_attempts"),
 )
 _BASE_COLUMNS: Final = (
     "document_id, source, content_hash, status, parser_version, chunker_version, embedding_model, chunk_count, "
@@ -65,33 +94,22 @@ RECORD_COLUMNS: Final = _BASE_COLUMNS + ", " + ", ".join(f.column for f in REGIS
 _BASE_COUNT: Final = _BASE_COLUMNS.count(",") + 1
 
 
-def split_fields(metadata: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-    """*metadata* without the registry fields that fit their columns, and those fields' values (``None``
-    where absent or kept in the metadata)."""
+def legacy_fields(metadata: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A metadata object written before the registry columns existed, split: the user's metadata, and
+    the record fields (by attribute) of the ``_`` keys whose values fit their columns."""
     rest = dict(metadata)
-    values: list[Any] = []
+    fields: dict[str, Any] = {}
     for f in REGISTRY_FIELDS:
-        value = rest.get(f.key)
-        if f.key in rest and f.fits(value):
-            del rest[f.key]
-            values.append(value)
-        else:
-            values.append(None)
-    return rest, values
-
-
-def join_fields(metadata: Mapping[str, Any], values: Sequence[Any]) -> dict[str, Any]:
-    """The record's metadata: *metadata* with the registry fields read from their columns put back."""
-    out = dict(metadata)
-    for f, value in zip(REGISTRY_FIELDS, values, strict=True):
-        if value is not None:
-            out[f.key] = value
-    return out
+        if f.legacy_key in rest and f.fits(rest[f.legacy_key]):
+            value = rest.pop(f.legacy_key)
+            fields[f.attr] = tuple(value) if f.kind in ("list", "keys") else value
+    return rest, fields
 
 
 def column_type(field: RegistryField, dialect: Dialect) -> str:
     """The SQL type of *field*'s column in *dialect*."""
-    return {"text": "TEXT", "int": "BIGINT", "list": dialect.list_type, "json": dialect.json_type}[field.kind]
+    kind = "list" if field.kind == "keys" else field.kind
+    return {"text": "TEXT", "int": "BIGINT", "list": dialect.list_type, "json": dialect.json_type}[kind]
 
 
 class SqlRegistry:
@@ -112,16 +130,15 @@ class SqlRegistry:
 
     def row(self, record: DocumentRecord) -> tuple[Any, ...]:
         d = self.dialect
-        rest, values = split_fields(record.metadata)
-        encoded = [None if v is None else _encode(f.kind, v, d) for f, v in zip(REGISTRY_FIELDS, values, strict=True)]
-        return (*record_columns(record, d.encode_list(list(record.acl)), d.encode_json(rest)), *encoded)
+        fields = (f.encode(getattr(record, f.attr), d) for f in REGISTRY_FIELDS)
+        return (*record_columns(record, d.encode_list(list(record.acl)), d.encode_json(record.metadata)), *fields)
 
     def from_row(self, row: Sequence[Any]) -> DocumentRecord:
         d = self.dialect
         base, extra = list(row[:_BASE_COUNT]), row[_BASE_COUNT:]
-        values = [None if v is None else _decode(f.kind, v, d) for f, v in zip(REGISTRY_FIELDS, extra, strict=True)]
-        base[11], base[16] = d.decode_list(base[11]), join_fields(d.decode_json(base[16]), values)
-        return record_from_columns(base)
+        base[11], base[16] = d.decode_list(base[11]), d.decode_json(base[16])
+        fields = {f.attr: f.decode(v, d) for f, v in zip(REGISTRY_FIELDS, extra, strict=True)}
+        return dataclasses.replace(record_from_columns(base), **fields)
 
     # -- statements --------------------------------------------------------------------------------------------
     def write(self, run: Execute, table: str, record: DocumentRecord) -> None:
@@ -170,39 +187,19 @@ class SqlRegistry:
         return added
 
     def backfill(self, run: Execute, table: str) -> int:
-        """Move the registry fields of rows written before the columns existed from their metadata into
-        the columns (once, when a store is upgraded); returns the rows changed."""
+        """Move the registry fields of rows written before the columns existed from their metadata (the
+        ``_`` keys, :func:`legacy_fields`) into the columns (once, when a store is upgraded); returns the
+        rows changed."""
         d = self.dialect
         changed = 0
         rows = run(f"SELECT document_id, metadata FROM {table}", ()).fetchall()
         sets = ", ".join(f"{f.column} = ?" for f in REGISTRY_FIELDS)
         update = d.sql(f"UPDATE {table} SET metadata = ?, {sets} WHERE document_id = ?")
         for document_id, stored in rows:
-            metadata = d.decode_json(stored)
-            rest, values = split_fields(metadata)
-            if len(rest) == len(metadata):
+            rest, fields = legacy_fields(d.decode_json(stored))
+            if not fields:
                 continue
-            encoded = [
-                None if v is None else _encode(f.kind, v, d) for f, v in zip(REGISTRY_FIELDS, values, strict=True)
-            ]
+            encoded = [f.encode(fields.get(f.attr), d) for f in REGISTRY_FIELDS]
             run(update, (d.encode_json(rest), *encoded, document_id))
             changed += 1
         return changed
-
-
-def _encode(kind: str, value: Any, d: Dialect) -> Any:
-    if kind == "text":
-        return d.encode_text(value)
-    if kind == "list":
-        return d.encode_list([d.encode_text(v) for v in value])
-    if kind == "json":
-        return d.encode_json(value)
-    return value
-
-
-def _decode(kind: str, value: Any, d: Dialect) -> Any:
-    if kind == "list":
-        return list(d.decode_list(value))
-    if kind == "json":
-        return d.decode_json(value)
-    return value

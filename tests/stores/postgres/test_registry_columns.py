@@ -1,30 +1,35 @@
 """Registry fields as typed columns on PostgreSQL (stores/sql_registry.py): records read back exactly as
-written, the columns are typed, and a store written before them (schema version 4, with a second
-collection) is migrated once."""
+written, the columns are typed, the metadata column holds only the caller's metadata, and a store written
+before them (schema version 4: the fields under ``_`` keys in the metadata, with a second collection) is
+migrated once."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from ragwright.model.records import DocumentStatus
 from ragwright.stores.postgres import PostgresStore
-from tests.stores.test_sql_registry import FIELDS, record
+from tests.stores.test_sql_registry import FIELDS, TYPED, record
 
 
 def test_records_read_back_and_the_fields_are_typed_columns(pg_dsn: str) -> None:
     import psycopg
 
-    odd = {"_children": "not a list", "_attempts": True, "plain": 1}
+    mine = {"_children": "a caller's own key", "_attempts": True, "plain": 1}
     with PostgresStore(pg_dsn) as store:
-        store.record(record("a", {"year": 2024, **FIELDS}))
-        store.record(record("b", odd))
-        assert store.get_record("a") == record("a", {"year": 2024, **FIELDS})
-        assert store.get_record("b") == record("b", odd)
-        assert [r.document_id for r in store.list_records(DocumentStatus.INDEXED)] == ["a", "b"]
+        store.record(record("a", {"year": 2024}, **TYPED))
+        store.record(record("b", mine))
+        store.record(record("c", {}, metadata_keys=()))
+        assert store.get_record("a") == record("a", {"year": 2024}, **TYPED)
+        assert store.get_record("b") == record("b", mine)
+        assert store.get_record("c") == record("c", {}, metadata_keys=())
+        assert store.get_record("b").metadata_keys is None  # type: ignore[union-attr]
+        assert [r.document_id for r in store.list_records(DocumentStatus.INDEXED)] == ["a", "b", "c"]
         assert store.update_access("a", "other", ("board",)) == 0  # no chunks; the record follows
         moved = store.get_record("a")
         assert moved is not None and (moved.tenant, moved.acl) == ("other", ("board",))
-        assert moved.metadata == {"year": 2024, **FIELDS}
+        assert dataclasses.replace(moved, tenant="acme", acl=("hr", "*")) == record("a", {"year": 2024}, **TYPED)
     with psycopg.connect(pg_dsn) as conn:
         row = conn.execute(
             "SELECT metadata, name_hint, children, attempts, source_meta FROM ragwright.documents "
@@ -59,9 +64,9 @@ def test_a_store_of_schema_version_4_is_migrated_once_in_every_collection(pg_dsn
         conn.execute("DELETE FROM ragwright.rag_schema_version WHERE version = 5")
         conn.execute("UPDATE ragwright.rag_collections SET schema_version = 4 WHERE name = %s", (name,))
     with PostgresStore(pg_dsn) as store:
-        assert store.get_record("main-doc") == record("main-doc", {"year": 2024, **FIELDS})
+        assert store.get_record("main-doc") == record("main-doc", {"year": 2024}, **TYPED)
         with store.open_collection(name) as other:
-            assert other.get_record("g-doc") == record("g-doc", {"year": 2024, **FIELDS})
+            assert other.get_record("g-doc") == record("g-doc", {"year": 2024}, **TYPED)
     with psycopg.connect(pg_dsn) as conn:
         for schema in ("ragwright", f"ragwright__{name}"):
             row = conn.execute(f"SELECT metadata, name_hint FROM {schema}.documents").fetchone()

@@ -1,6 +1,6 @@
-"""Build hook: compile ragwright's C extension (``ragwright.parse._pdfcore``) when a C compiler is at hand.
+"""Build hook: compile ragwright's C extension (``ragwright.parse.pdf._pdfcore``) when a C compiler is at hand.
 
-The extension is the fast path of PDF parsing (see ``src/ragwright/parse/pdf_core.py``); everything it
+The extension is the fast path of PDF parsing (see ``src/ragwright/parse/pdf/core.py``); everything it
 does has a pure-Python equivalent, so a machine without a compiler still gets a working install.
 ``RAGWRIGHT_BUILD_PDFCORE=0`` skips the compile, ``=require`` makes a failed compile fail the build.
 
@@ -24,8 +24,8 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("src/ragwright/parse/_pdfcore.c")
-TARGET = "ragwright/parse/_pdfcore"
+SOURCE = Path("src/ragwright/parse/pdf/_pdfcore.c")
+TARGET = "ragwright/parse/pdf/_pdfcore"
 
 
 class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
@@ -61,8 +61,8 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
 
 def source_hash(directory: Path) -> str:
-    """The loader's own hash of the C sources (``ragwright.parse.pdf_core.source_hash``), read from the tree."""
-    spec = importlib.util.spec_from_file_location("_ragwright_pdf_core", directory / "pdf_core.py")
+    """The loader's own hash of the C sources (``ragwright.parse.pdf.core.source_hash``), read from the tree."""
+    spec = importlib.util.spec_from_file_location("_ragwright_pdf_core", directory / "core.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -107,8 +107,8 @@ def run_pdfplumber(data: bytes) -> tuple[int, str]:
 
 def breakdown(data: bytes, repeat: int, clock: Callable[[], float]) -> None:
     """Milliseconds per stage of ``parse_pdf`` (stages wrapped with timers), against plain pypdfium2."""
-    import ragwright.parse.pdf as pdf_module
-    import ragwright.parse.pdf_core as core_module
+    import ragwright.parse.pdf.core as core_module
+    import ragwright.parse.pdf.parser as pdf_module
 
     stages = {
         "extract": "engine: page text, lines, geometry, bold (C)",

@@ -128,7 +128,7 @@ def test_a_text_layer_over_a_scan_is_kept_beside_the_ocr(engine_slot: None) -> N
 
 def test_where_the_layer_has_text_it_wins_over_ocr() -> None:
     from ragwright.parse.pdf import merge_text_layer
-    from ragwright.parse.pdf_layout import Line
+    from ragwright.parse.pdf.layout import Line
 
     layer = [Line("2021 3 31", 100, 100, 300, 112, 10)]
     over_the_date = Line("31 日", 260, 99, 320, 113, 14)  # half of it on the layer's line

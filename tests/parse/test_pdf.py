@@ -11,11 +11,11 @@ pytest.importorskip("pypdfium2")
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, ElementKind
 from ragwright.options import ParseOptions
-from ragwright.parse import pdf as pdf_module
 from ragwright.parse.pdf import VERSION, parse_pdf
-from ragwright.parse.pdf_layout import Line
-from ragwright.parse.pdf_meta import pdf_date
-from ragwright.parse.pdf_order import join_lines
+from ragwright.parse.pdf import parser as pdf_module
+from ragwright.parse.pdf.layout import Line
+from ragwright.parse.pdf.meta import pdf_date
+from ragwright.parse.pdf.order import join_lines
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 PDFS = SHARED / "docs-corpus" / "pdf"

@@ -1,4 +1,4 @@
-"""OCR of images on PDF pages that have a text layer (parse/pdf_images.py): generated PDFs, a fake engine
+"""OCR of images on PDF pages that have a text layer (parse/pdf/images.py): generated PDFs, a fake engine
 for the logic on both paths (the C engine and Python), rapidocr end to end through ingestion (slow)."""
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from reportlab.pdfgen import canvas  # type: ignore[import-untyped]
 from ragwright.errors import ConfigError
 from ragwright.model.document import Document
 from ragwright.options import IngestOptions, ParseOptions
-from ragwright.parse import ocr, pdf_core
+from ragwright.parse import ocr
 from ragwright.parse.ocr import OcrLine
+from ragwright.parse.pdf import core as pdf_core
 from ragwright.parse.pdf import parse_pdf
-from ragwright.parse.pdf_images import looks_like_text
+from ragwright.parse.pdf.images import looks_like_text
 from ragwright.parse.pictures import OCR_BUDGET_PIXELS
 
 HAS_RAPIDOCR = importlib.util.find_spec("rapidocr") is not None

@@ -1,4 +1,4 @@
-"""The C PDF engine (``ragwright.parse._pdfcore``) against the Python path it mirrors.
+"""The C PDF engine (``ragwright.parse.pdf._pdfcore``) against the Python path it mirrors.
 
 Every PDF of the shared corpus is parsed twice, with the engine and with ``RAGWRIGHT_PDF_CORE=python``,
 and the two documents (every element, every attribute, the metadata, the warnings) or the two errors
@@ -22,12 +22,12 @@ pytest.importorskip("pypdfium2")
 
 from ragwright.model.document import Element, ElementKind
 from ragwright.options import ParseOptions
-from ragwright.parse import pdf as pdf_module
-from ragwright.parse import pdf_core
+from ragwright.parse.pdf import core as pdf_core
 from ragwright.parse.pdf import parse_pdf
-from ragwright.parse.pdf_elements import _NUMBERED
-from ragwright.parse.pdf_layout import _BOLD_NAME
-from ragwright.parse.pdf_order import _BULLET, _LEADER, _running_key
+from ragwright.parse.pdf import parser as pdf_module
+from ragwright.parse.pdf.elements import _NUMBERED
+from ragwright.parse.pdf.layout import _BOLD_NAME
+from ragwright.parse.pdf.order import _BULLET, _LEADER, _running_key
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CORPUS = SHARED / "docs-corpus"
@@ -219,12 +219,12 @@ def test_regex_hooks_on_named_cases() -> None:
 
 
 def test_region_rows_agree_with_the_python_region_reader() -> None:
-    """The engine's ``region_rows`` gives exactly what ``pdf_tables.region_rows`` gives, None included."""
+    """The engine's ``region_rows`` gives exactly what ``tables.region_rows`` gives, None included."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
-    from ragwright.parse import pdf_tables
-    from ragwright.parse.pdf_layout import Line, char_words
+    from ragwright.parse.pdf import tables as pdf_tables
+    from ragwright.parse.pdf.layout import Line, char_words
 
     engine = core()
     checked = found = 0
@@ -313,11 +313,11 @@ def _hidden_corpus(tmp_path: Path) -> list[Path]:
 
 
 def test_hidden_text_objects_agree_with_the_python_reference(tmp_path: Path) -> None:
-    """``_pdfcore.hidden`` and :func:`pdf_hidden.hidden_objects` list the same objects on every page."""
+    """``_pdfcore.hidden`` and ``hidden.hidden_objects`` list the same objects on every page."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
-    from ragwright.parse.pdf_hidden import hidden_objects
+    from ragwright.parse.pdf.hidden import hidden_objects
 
     engine = core()
     found = 0

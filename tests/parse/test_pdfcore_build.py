@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = REPO / "src" / "ragwright" / "parse"
+SOURCES = REPO / "src" / "ragwright" / "parse" / "pdf"
 
 
 def load_hook(monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -43,7 +43,7 @@ def test_a_missing_compiler_is_reported_not_raised(monkeypatch: pytest.MonkeyPat
 def test_the_hook_builds_an_importable_engine_stamped_with_its_sources(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from ragwright.parse.pdf_core import source_hash
+    from ragwright.parse.pdf.core import source_hash
 
     hook = load_hook(monkeypatch)
     monkeypatch.delenv("CC", raising=False)

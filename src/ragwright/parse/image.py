@@ -3,7 +3,7 @@
 A photo of a whiteboard or a scanned letter saved as an image is a document like any other: each frame
 (a multi-page TIFF is a scanned file of several pages) goes to the OCR engine of
 :mod:`~ragwright.parse.ocr` (rapidocr, else Tesseract), and its lines are laid out into paragraphs by the
-same reading order as a scanned PDF page (:mod:`~ragwright.parse.pdf_elements`). Every element carries
+same reading order as a scanned PDF page (:mod:`~ragwright.parse.pdf.elements`). Every element carries
 ``ocr``, ``engine`` and ``confidence`` — the "from a scanned page" flag chunks and citations show
 (:mod:`ragwright.ingest.scanned`) — and the document ``ocr_pages``.
 
@@ -32,8 +32,8 @@ from ragwright.errors import LimitExceeded, ParseError
 from ragwright.model.document import Document
 from ragwright.options import ParseOptions
 from ragwright.parse import ocr as _ocr
-from ragwright.parse.pdf_elements import PdfPage, page_elements
-from ragwright.parse.pdf_layout import Line
+from ragwright.parse.pdf.elements import PdfPage, page_elements
+from ragwright.parse.pdf.layout import Line
 
 __all__ = [
     "MAX_PIXELS",

@@ -2,7 +2,7 @@
 table on a slide, a labelled figure on a PDF page), read by OCR.
 
 :class:`PictureReader` is handed each embedded picture's bytes by the DOCX, PPTX and XLSX parsers (or
-the decoded image, by :mod:`~ragwright.parse.pdf_images`), where the picture sits in reading order, and
+the decoded image, by :mod:`~ragwright.parse.pdf.images`), where the picture sits in reading order, and
 returns the paragraphs OCR found in it, flagged like every OCR element (``ocr``, ``engine``,
 ``confidence``, plus ``image``: the part name) so chunks and citations say "from a scanned page"
 (:mod:`ragwright.ingest.scanned`).
@@ -29,7 +29,7 @@ from ragwright.model.document import Element
 from ragwright.parse import ocr as _ocr
 from ragwright.parse.image import MAX_PIXELS, prepare, recognise
 from ragwright.parse.options import ParseOptions
-from ragwright.parse.pdf_elements import PdfPage, page_elements
+from ragwright.parse.pdf.elements import PdfPage, page_elements
 
 __all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader"]
 

@@ -23,7 +23,7 @@ from ragwright.parse.options import ParseOptions
 _PARSERS: Final[dict[str, tuple[str, str]]] = {
     "markdown": ("ragwright.parse.markdown", "parse_markdown_bytes"),
     "text": ("ragwright.parse.text", "parse_text_bytes"),
-    "pdf": ("ragwright.parse.pdf", "parse_pdf"),
+    "pdf": ("ragwright.parse.pdf.parser", "parse_pdf"),
     "docx": ("ragwright.parse.office.docx", "parse_docx"),
     "xlsx": ("ragwright.parse.office.xlsx", "parse_xlsx"),
     "csv": ("ragwright.parse.office.xlsx", "parse_csv"),

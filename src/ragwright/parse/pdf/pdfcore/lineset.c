@@ -25,7 +25,7 @@ static PyObject *ls_lines(LineSet *s, PyObject *cls) {
     return out;
 }
 
-/* pdf_order._running_key: lowercase, digit runs -> "#", whitespace runs -> one space, stripped */
+/* pdf.order._running_key: lowercase, digit runs -> "#", whitespace runs -> one space, stripped */
 static PyObject *running_key_of(PyObject *text, UBuf *buf) {
     PyObject *low = PyObject_CallMethod(text, "lower", NULL);
     if (!low) return NULL;
@@ -64,7 +64,7 @@ static PyObject *running_key(LineSet *s, CLine *ln, UBuf *buf) {
     return key;
 }
 
-/* pdf_order.running_lines' candidates of this page: [(zone, y, key, index)] */
+/* pdf.order.running_lines' candidates of this page: [(zone, y, key, index)] */
 static PyObject *ls_candidates(LineSet *s, PyObject *args) {
     double height;
     if (!PyArg_ParseTuple(args, "d", &height)) return NULL;
@@ -147,7 +147,7 @@ static PyObject *ls_weights(LineSet *s, PyObject *unused) {
 
 
 
-/* the page's tables as stand-in lines, after its lines (as pdf_elements.page_elements adds them): [(x0, y0, x1, y1, md)] */
+/* the page's tables as stand-in lines, after its lines (as pdf.elements.page_elements adds them): [(x0, y0, x1, y1, md)] */
 static PyObject *ls_add_tables(LineSet *s, PyObject *tables) {
     if (!PyList_Check(tables)) {
         PyErr_SetString(PyExc_TypeError, "add_tables() takes a list of (x0, y0, x1, y1, markdown)");
@@ -214,7 +214,7 @@ static PyMethodDef ls_methods[] = {
     {"text", (PyCFunction)ls_text, METH_NOARGS, "The page text."},
     {"add_tables", (PyCFunction)ls_add_tables, METH_O, "Add the page's tables as stand-ins: [(x0, y0, x1, y1, md)]."},
     {"region_rows", (PyCFunction)ls_region_rows, METH_VARARGS,
-     "pdf_tables.region_rows of a region: (text page, (x0, y0, x1, y1), vrules) -> rows or None."},
+     "pdf.tables.region_rows of a region: (text page, (x0, y0, x1, y1), vrules) -> rows or None."},
     {"drop_inside", (PyCFunction)ls_drop_inside, METH_VARARGS, "Drop the lines a table box covers."},
     {NULL, NULL, 0, NULL},
 };
@@ -226,7 +226,7 @@ static PyGetSetDef ls_getset[] = {
 };
 
 static PyTypeObject LineSetType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ragwright.parse._pdfcore.LineSet",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ragwright.parse.pdf._pdfcore.LineSet",
     .tp_basicsize = sizeof(LineSet),
     .tp_dealloc = (destructor)ls_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

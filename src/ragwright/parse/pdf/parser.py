@@ -7,18 +7,18 @@ pdfplumber is not used: on the corpus its table finder missed or mangled three o
 50-400 ms a page. The steps:
 
 1. open (the empty password is tried by pdfium itself, then ``ParseOptions.pdf_password``);
-2. per page: hidden text objects removed (:mod:`~ragwright.parse.pdf_hidden`), lines with geometry
-   (:mod:`~ragwright.parse.pdf_layout`), ruled tables
-   (:mod:`~ragwright.parse.pdf_tables`, only on pages that draw rules), scanned or garbage-OCR pages
+2. per page: hidden text objects removed (:mod:`~ragwright.parse.pdf.hidden`), lines with geometry
+   (:mod:`~ragwright.parse.pdf.layout`), ruled tables
+   (:mod:`~ragwright.parse.pdf.tables`, only on pages that draw rules), scanned or garbage-OCR pages
    rendered and sent to OCR (:mod:`~ragwright.parse.ocr`), the images of other pages that may hold
-   text OCR'd where they sit (:mod:`~ragwright.parse.pdf_images`, ``ParseOptions.ocr_images``);
+   text OCR'd where they sit (:mod:`~ragwright.parse.pdf.images`, ``ParseOptions.ocr_images``);
 3. running headers/footers removed (lines repeating, modulo digits, at the top/bottom of pages);
 4. reading order by columns and bands, paragraphs, list items, de-hyphenation
-   (:mod:`~ragwright.parse.pdf_order`);
+   (:mod:`~ragwright.parse.pdf.order`);
 5. headings by font size (levels by size rank), the title from the largest text on page 1
-   (:mod:`~ragwright.parse.pdf_elements`).
+   (:mod:`~ragwright.parse.pdf.elements`).
 
-Steps 2 to 5 run in C where the engine is installed (:mod:`~ragwright.parse.pdf_core`); the Python
+Steps 2 to 5 run in C where the engine is installed (:mod:`~ragwright.parse.pdf.core`); the Python
 modules are the reference and take the pages the engine declines.
 """
 
@@ -32,17 +32,17 @@ from ragwright._deps import require
 from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, ElementKind
 from ragwright.parse import ocr as _ocr
-from ragwright.parse import pdf_core
 from ragwright.parse.image import deskew
 from ragwright.parse.options import ParseOptions
-from ragwright.parse.pdf_elements import PdfPage, page_elements
-from ragwright.parse.pdf_hidden import hidden_objects, invisible_share, remove_objects
-from ragwright.parse.pdf_images import PageImages
-from ragwright.parse.pdf_layout import Line, extract_lines, read_text
-from ragwright.parse.pdf_meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
-from ragwright.parse.pdf_order import running_candidates, running_tokens
-from ragwright.parse.pdf_repair import recover
-from ragwright.parse.pdf_tables import (
+from ragwright.parse.pdf import core as pdf_core
+from ragwright.parse.pdf.elements import PdfPage, page_elements
+from ragwright.parse.pdf.hidden import hidden_objects, invisible_share, remove_objects
+from ragwright.parse.pdf.images import PageImages
+from ragwright.parse.pdf.layout import Line, extract_lines, read_text
+from ragwright.parse.pdf.meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
+from ragwright.parse.pdf.order import running_candidates, running_tokens
+from ragwright.parse.pdf.repair import recover
+from ragwright.parse.pdf.tables import (
     Graphics,
     find_tables,
     graphics_from_core,
@@ -141,7 +141,7 @@ def parse_pdf(
 def _open_or_recover(
     pdfium: Any, data: bytes, options: ParseOptions, warnings: list[str]
 ) -> tuple[Any, dict[str, Any]]:
-    """Open with pdfium; a file it refuses as corrupt is rebuilt by a tolerant reader (:mod:`pdf_repair`).
+    """Open with pdfium; a file it refuses as corrupt is rebuilt by a tolerant reader (:mod:`.repair`).
 
     Returns the document and the metadata saying it was repaired (``repaired_by``, ``pages_recovered``);
     when recovery finds no page either, the pdfium error stands, saying so.
@@ -221,7 +221,7 @@ def _read_page(
 ) -> PdfPage:
     """Lines, tables and images' text of one page; routes scanned pages and garbage OCR layers to OCR.
 
-    The C engine (:mod:`~ragwright.parse.pdf_core`) reads the lines and tables when it is installed and
+    The C engine (:mod:`~ragwright.parse.pdf.core`) reads the lines and tables when it is installed and
     keeps the page; a page bound for OCR (or with a garbled text layer) gets Python ``Line`` objects.
     """
     handle = raw.FPDF_LoadPage(pdf.raw, index)
@@ -276,7 +276,7 @@ def _read_page(
                 quality = _ocr.text_quality(" ".join(ln.text for ln in page.lines))
                 if quality < _GARBAGE_QUALITY:
                     reason = f"garbage:{quality:.2f}"
-            # images on a page with a text layer: their text OCR'd in place (pdf_images)
+            # images on a page with a text layer: their text OCR'd in place (images.py)
             if images is not None and not reason and not ocr_layer:
                 page.images = images.read(raw, pdf, handle, textpage, page, graphics.image_cover)
         finally:
@@ -388,7 +388,7 @@ def _ocr_lines(pdf: Any, page: PdfPage, graphics: Graphics | None, engine: _ocr.
 
 
 def _strip_running_lines(pages: list[PdfPage]) -> None:
-    """Remove page numbers and running headers/footers (see :func:`pdf_order.running_tokens`)."""
+    """Remove page numbers and running headers/footers (see :func:`~ragwright.parse.pdf.order.running_tokens`)."""
     candidates: list[tuple[int, list[tuple[str, float, str, Any]]]] = []
     for p in pages:
         found: list[tuple[str, float, str, Any]]

@@ -2,9 +2,9 @@
 
 The pages come from :func:`~ragwright.parse.pdf.parse_pdf` once read and stripped of running lines.
 A page the C engine holds (``PdfPage.core``) builds its blocks and elements in C
-(:mod:`~ragwright.parse.pdf_core`); only its headings by size come back, since heading levels and the
+(:mod:`~ragwright.parse.pdf.core`); only its headings by size come back, since heading levels and the
 title are decided over the whole document. Other pages go through
-:func:`~ragwright.parse.pdf_order.reading_groups` and :func:`~ragwright.parse.pdf_order.split_blocks`.
+:func:`~ragwright.parse.pdf.order.reading_groups` and :func:`~ragwright.parse.pdf.order.split_blocks`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections import Counter
 from typing import Any
 
 from ragwright.model.document import Element, ElementKind
-from ragwright.parse.pdf_layout import Line
-from ragwright.parse.pdf_order import Block, reading_groups, split_blocks
-from ragwright.parse.pdf_tables import Table
+from ragwright.parse.pdf.layout import Line
+from ragwright.parse.pdf.order import Block, reading_groups, split_blocks
+from ragwright.parse.pdf.tables import Table
 
 __all__ = ["PdfPage", "page_elements"]
 
@@ -49,13 +49,13 @@ class PdfPage:
         self.width = width
         self.height = height
         self.lines: list[Line] = []
-        self.core: Any = None  # the page's lines held by the C engine (pdf_core) until Python needs them
+        self.core: Any = None  # the page's lines held by the C engine (core.py) until Python needs them
         self.tables: list[Table] = []
-        self.images: list[Any] = []  # images whose text OCR read (pdf_images.PageImage), placed like tables
+        self.images: list[Any] = []  # images whose text OCR read (images.PageImage), placed like tables
         self.ocr: dict[str, Any] | None = None  # OCR provenance when the page's text came from OCR
         self.attributes: dict[str, Any] = {}  # facts every element of the page carries (poor text layer)
         self.widgets = False  # the page has form widget annotations
-        self.hidden = 0  # hidden text objects removed before the text was read (pdf_hidden)
+        self.hidden = 0  # hidden text objects removed before the text was read (hidden.py)
 
 
 def page_elements(pages: list[PdfPage]) -> list[Element]:
@@ -192,7 +192,7 @@ def _caption_beside(blocks: list[Block], i: int) -> str | None:
 
 
 def _core_table_elements(tables: list[Any], page: int, index: int, caption: str | None) -> list[Element]:
-    """A stand-in's elements: a table's, or the OCR text of an image (``pdf_images.PageImage``)."""
+    """A stand-in's elements: a table's, or the OCR text of an image (``images.PageImage``)."""
     if not isinstance(tables[index], Table):
         return list(tables[index].elements)
     return _table_elements(tables[index], caption, page)

@@ -1,9 +1,9 @@
 /*
- * ragwright.parse._pdfcore: the per-line hot path of PDF parsing in C.
+ * ragwright.parse.pdf._pdfcore: the per-line hot path of PDF parsing in C.
  *
- * The pure-Python modules pdf_layout.py (lines with geometry, bold), pdf_order.py (reading order,
- * paragraphs, de-hyphenation, running lines), pdf_tables.py (rules, image coverage, a table region's
- * rows of words) and pdf_elements.py (headings, elements) are the reference; this engine computes
+ * The pure-Python modules layout.py (lines with geometry, bold), order.py (reading order,
+ * paragraphs, de-hyphenation, running lines), tables.py (rules, image coverage, a table region's
+ * rows of words) and elements.py (headings, elements) are the reference; this engine computes
  * the same results with the same double-precision arithmetic and the same stable orderings, calling
  * pdfium through the function pointers pypdfium2 already loaded (bind()). A page with right-to-left
  * text makes extract() return None and takes the Python path, as does a page bound for OCR;
@@ -136,20 +136,20 @@ static PyObject *t_running_key(PyObject *self, PyObject *text) {
 }
 
 static PyMethodDef core_methods[] = {
-    {"_is_bullet", t_is_bullet, METH_O, "Test hook: pdf_order._BULLET.match."},
-    {"_has_leader", t_has_leader, METH_O, "Test hook: pdf_order._LEADER.search."},
-    {"_bold_name", t_bold_name, METH_O, "Test hook: pdf_layout._BOLD_NAME.search on a font name (bytes)."},
-    {"_numbered_dots", t_numbered_dots, METH_O, "Test hook: dots of pdf_elements._NUMBERED's number, -1 without a match."},
-    {"_running_key", t_running_key, METH_O, "Test hook: pdf_order._running_key."},
+    {"_is_bullet", t_is_bullet, METH_O, "Test hook: pdf.order._BULLET.match."},
+    {"_has_leader", t_has_leader, METH_O, "Test hook: pdf.order._LEADER.search."},
+    {"_bold_name", t_bold_name, METH_O, "Test hook: pdf.layout._BOLD_NAME.search on a font name (bytes)."},
+    {"_numbered_dots", t_numbered_dots, METH_O, "Test hook: dots of pdf.elements._NUMBERED's number, -1 without a match."},
+    {"_running_key", t_running_key, METH_O, "Test hook: pdf.order._running_key."},
     {"bind", core_bind, METH_O, "Bind the pdfium functions: {name: address}."},
     {"extract", core_extract, METH_VARARGS, "Lines of a text page (address): a LineSet, or None for the Python path."},
     {"graphics", core_graphics, METH_VARARGS, "(hrules, vrules, image_cover, image_px) of a page (address, w, h)."},
-    {"hidden", core_hidden, METH_VARARGS, "Indexes of a page's hidden text objects (address, w, h): pdf_hidden."},
+    {"hidden", core_hidden, METH_VARARGS, "Indexes of a page's hidden text objects (address, w, h): pdf.hidden."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "_pdfcore", "The per-line hot path of PDF parsing in C (see pdf_layout.py).", -1,
+    PyModuleDef_HEAD_INIT, "_pdfcore", "The per-line hot path of PDF parsing in C (see layout.py).", -1,
     core_methods,
 };
 

@@ -1,4 +1,4 @@
-/* Phase 2: reading order -- gutters, columns, bands, rows (pdf_order.reading_groups, sort_rows).
+/* Phase 2: reading order -- gutters, columns, bands, rows (pdf.order.reading_groups, sort_rows).
  * Part of _pdfcore.c. */
 /* ---------------------------------------------------------------- phase 2: reading order */
 

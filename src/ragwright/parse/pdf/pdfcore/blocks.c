@@ -1,5 +1,5 @@
 /* Phase 2: paragraphs, list items, de-hyphenation, headings and the Element objects
- * (pdf_order.split_blocks, join_lines; pdf_elements._heading_kind, _classify). Part of _pdfcore.c. */
+ * (pdf.order.split_blocks, join_lines; pdf.elements._heading_kind, _classify). Part of _pdfcore.c. */
 /* ^(?:[bullets\-–—*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivxlc]{1,5}\))\s+[\w("“‘'„] */
 static int after_prefix(const Py_UCS4 *t, Py_ssize_t n, Py_ssize_t k) {
     if (k <= 0 || k >= n || !is_space(t[k])) return 0;
@@ -95,7 +95,7 @@ static int join_lines(LineSet *s, const int *idx, Py_ssize_t m, UBuf *out) {
 
 static int has_leader(const Py_UCS4 *t, Py_ssize_t n);
 
-/* pdf_elements._heading_kind: "size", "bold" or NULL (None) */
+/* pdf.elements._heading_kind: "size", "bold" or NULL (None) */
 static int heading_kind(const Py_UCS4 *t, Py_ssize_t n, int list_item, int vertical, Py_ssize_t nlines,
                         double size, int bold, double body) {
     if (list_item || vertical || nlines > 4) return 0;
@@ -109,7 +109,7 @@ static int heading_kind(const Py_UCS4 *t, Py_ssize_t n, int list_item, int verti
     return 0;
 }
 
-/* ^(Table|Tab\.|Tabelle)\s*\d: a block that reads like a table's caption (pdf_elements._table_elements) */
+/* ^(Table|Tab\.|Tabelle)\s*\d: a block that reads like a table's caption (pdf.elements._table_elements) */
 static int is_caption(const Py_UCS4 *t, Py_ssize_t n) {
     static const char *prefixes[] = {"Table", "Tab.", "Tabelle"};
     for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
@@ -326,7 +326,7 @@ static int numbered_dots(PyObject *text) {
     return i < n ? dots : -1;
 }
 
-/* pdf_elements._classify for this page: Elements of the stored blocks; a table's come from
+/* pdf.elements._classify for this page: Elements of the stored blocks; a table's come from
  * table_elements(table index, caption beside it or None) */
 static PyObject *ls_elements(LineSet *s, PyObject *args) {
     PyObject *cls, *kinds, *page, *levels, *table_elements;

@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ragwright.parse.pdf_layout import Line, char_words
-from ragwright.parse.pdf_order import group_rows
+from ragwright.parse.pdf.layout import Line, char_words
+from ragwright.parse.pdf.order import group_rows
 
 __all__ = [
     "Graphics",

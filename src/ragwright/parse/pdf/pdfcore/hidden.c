@@ -1,4 +1,4 @@
-/* Hidden text objects of a page (pdf_hidden.hidden_objects): invisible render modes off images, text
+/* Hidden text objects of a page (pdf.hidden.hidden_objects): invisible render modes off images, text
  * off the page, text under 2 pt, transparent or white-on-white text, text under an opaque white or
  * black box drawn after it. Same tests, same double arithmetic and same order as the Python reference.
  * Part of _pdfcore.c. */
@@ -66,7 +66,7 @@ static int hid_color(int (*getter)(void *, unsigned int *, unsigned int *, unsig
     return 1;
 }
 
-/* pdf_hidden._rectangle: 1 and the box when the path is one axis-aligned rectangle */
+/* pdf.hidden._rectangle: 1 and the box when the path is one axis-aligned rectangle */
 static int hid_rectangle(void *obj, double *box) {
     int count = F.CountSegments(obj);
     HMatrix m;
@@ -103,7 +103,7 @@ static int hid_rectangle(void *obj, double *box) {
     return 1;
 }
 
-/* pdf_hidden._covered */
+/* pdf.hidden._covered */
 static int hid_covered(const HObj *t, const HCover *c) {
     double w = t->x1 - t->x0, h = t->y1 - t->y0;
     if (w <= 0.0 || h <= 0.0)

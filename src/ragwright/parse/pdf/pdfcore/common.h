@@ -137,7 +137,7 @@ typedef struct {
     PyObject *caption; /* the unstripped text when it reads like a table caption ("Table 3"), else NULL */
     double size, top;
     int table;               /* >= 0: the block is page.tables[table] */
-    char list_item, heading; /* heading: 0 none, 1 by size, 2 by bold (pdf_elements._heading_kind) */
+    char list_item, heading; /* heading: 0 none, 1 by size, 2 by bold (pdf.elements._heading_kind) */
 } CBlock;
 
 typedef struct {

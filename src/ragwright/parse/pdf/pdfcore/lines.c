@@ -1,4 +1,4 @@
-/* Phase 1: the lines of a page with geometry and bold (pdf_layout.extract_lines, merge_same_row,
+/* Phase 1: the lines of a page with geometry and bold (pdf.layout.extract_lines, merge_same_row,
  * _split_segment, read_text). Part of _pdfcore.c. */
 /* ---------------------------------------------------------------- phase 1: lines of a page */
 

@@ -17,7 +17,7 @@ import itertools
 import re
 from collections.abc import Hashable
 
-from ragwright.parse.pdf_layout import Line
+from ragwright.parse.pdf.layout import Line
 
 __all__ = [
     "Block",

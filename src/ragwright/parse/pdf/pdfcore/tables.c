@@ -1,6 +1,6 @@
-/* Rules, images and table regions of a page (pdf_tables.scan_graphics, _regions) and the rows of
- * words of a region (pdf_tables.region_rows). Part of _pdfcore.c. */
-/* ---------------------------------------------------------------- table rows (pdf_tables.region_rows) */
+/* Rules, images and table regions of a page (pdf.tables.scan_graphics, _regions) and the rows of
+ * words of a region (pdf.tables.region_rows). Part of _pdfcore.c. */
+/* ---------------------------------------------------------------- table rows (pdf.tables.region_rows) */
 
 typedef struct { double x0, x1, y0, y1; Py_ssize_t off, len; } Word; /* text in a UBuf */
 typedef struct { Word *a; Py_ssize_t n, cap; } WVec;
@@ -11,7 +11,7 @@ static int wvec_push(WVec *v, Word w) {
     return 0;
 }
 
-/* pdf_layout.char_words: the words of one line with their boxes, appended to out (texts in chars) */
+/* pdf.layout.char_words: the words of one line with their boxes, appended to out (texts in chars) */
 static int line_words(LineSet *s, void *tp, CLine *ln, WVec *out, UBuf *chars) {
     RectF rect = {0, 0, 0, 0};
     int open = 0;
@@ -113,7 +113,7 @@ static int is_prose(const Word *W, const IVec *row) {
     return gap < 0.55 * height;
 }
 
-/* pdf_tables._boundaries over the body rows: column boundaries */
+/* pdf.tables._boundaries over the body rows: column boundaries */
 static int boundaries(const Word *W, const Groups *rows, const char *prose, double min_gap, const double *rule_xs,
                       Py_ssize_t nrules, PyObject *out) {
     Py_ssize_t nbody = 0, ne = 0, cap = 0;
@@ -176,7 +176,7 @@ static int boundaries(const Word *W, const Groups *rows, const char *prose, doub
     return 0;
 }
 
-/* pdf_tables.region_rows: (rows of words, prose flags, column boundaries, box of the lines inside), or
+/* pdf.tables.region_rows: (rows of words, prose flags, column boundaries, box of the lines inside), or
  * None when the region cannot hold a table (fewer than two lines or two aligned rows, no boundary) */
 static PyObject *ls_region_rows(LineSet *s, PyObject *args) {
     unsigned long long addr;
@@ -298,7 +298,7 @@ done:
     return result;
 }
 
-/* pdf_tables._inside for every kept line: the lines a found table covers are dropped */
+/* pdf.tables._inside for every kept line: the lines a found table covers are dropped */
 static PyObject *ls_drop_inside(LineSet *s, PyObject *args) {
     double tx0, ty0, tx1, ty1;
     if (!PyArg_ParseTuple(args, "(dddd)", &tx0, &ty0, &tx1, &ty1)) return NULL;
@@ -317,7 +317,7 @@ static PyObject *ls_drop_inside(LineSet *s, PyObject *args) {
 
 /* ---------------------------------------------------------------- graphics (scan_graphics) */
 
-/* pdf_tables._regions: clusters of horizontal rules of about the same extent lying close together */
+/* pdf.tables._regions: clusters of horizontal rules of about the same extent lying close together */
 static PyObject *table_regions(PyObject *hrules) {
     Py_ssize_t n = PyList_GET_SIZE(hrules);
     double *r = PyMem_Malloc((size_t)(n ? n : 1) * 3 * sizeof(double));

@@ -68,7 +68,7 @@ class Line:
         self.end = end  # last char index, inclusive
         self.hyphen = hyphen  # the line ended in a hyphen pdfium removed (U+FFFE)
         self.vertical = False
-        self.table: Any = None  # a Table (see pdf_tables) when this "line" stands for a whole table
+        self.table: Any = None  # a Table (see tables.py) when this "line" stands for a whole table
         self.confidence = 1.0  # OCR confidence of the line (1.0 for a text layer)
         self.bold = False  # set for short lines whose first character is in a bold font
 

@@ -1,9 +1,9 @@
 """The compiled PDF engine (``_pdfcore``), bound to the pdfium that pypdfium2 loaded.
 
-``_pdfcore.c`` does per page, in C, what :mod:`~ragwright.parse.pdf_layout` (lines, geometry, bold),
-:mod:`~ragwright.parse.pdf_order` (reading order, paragraphs, de-hyphenation, running lines),
-:mod:`~ragwright.parse.pdf_tables` (rules, images, a table region's rows of words) and
-:mod:`~ragwright.parse.pdf_elements` (headings, elements) and :mod:`~ragwright.parse.pdf_hidden` (hidden
+``_pdfcore.c`` does per page, in C, what :mod:`~ragwright.parse.pdf.layout` (lines, geometry, bold),
+:mod:`~ragwright.parse.pdf.order` (reading order, paragraphs, de-hyphenation, running lines),
+:mod:`~ragwright.parse.pdf.tables` (rules, images, a table region's rows of words) and
+:mod:`~ragwright.parse.pdf.elements` (headings, elements) and :mod:`~ragwright.parse.pdf.hidden` (hidden
 text objects) do in Python, with the same arithmetic and
 the same stable orderings; the Python modules stay the reference and the path for every page the
 engine declines (right-to-left text) or hands back (a page bound for OCR). Table cells are assembled
@@ -71,7 +71,7 @@ def available() -> bool:
 def _load() -> ModuleType | None:
     if "module" not in _state:
         try:
-            from ragwright.parse import _pdfcore  # type: ignore[attr-defined]
+            from ragwright.parse.pdf import _pdfcore
         except ImportError as exc:
             _log.info("pdfcore_unavailable", extra={"reason": repr(exc), "fallback": "python"})
             _state["module"] = None
@@ -122,7 +122,7 @@ def get(raw: Any) -> ModuleType | None:
 
 
 class EngineTableLines:
-    """:class:`~ragwright.parse.pdf_tables.TableLines` over a page the engine holds (``LineSet``)."""
+    """:class:`~ragwright.parse.pdf.tables.TableLines` over a page the engine holds (``LineSet``)."""
 
     def __init__(self, lines: Any, textpage: int, vrules: list[tuple[float, float, float]]) -> None:
         self.lines = lines

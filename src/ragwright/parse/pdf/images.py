@@ -1,7 +1,7 @@
 """Text inside the images of PDF pages that have a text layer: a figure with labels, a scanned insert, a
 chart, a screenshot of a table — read by OCR and placed where the image sits in the reading order.
 
-A page without a text layer is OCR'd whole (:func:`~ragwright.parse.pdf._route_to_ocr`); on every other
+A page without a text layer is OCR'd whole (:func:`~ragwright.parse.pdf.parser._route_to_ocr`); on every other
 page, :func:`read_page_images` looks at the page's top-level image objects (pdfium enumerates them with
 their bounds and pixel sizes; the C engine's scan only says how much images cover, so nothing is read
 on a page whose images cover nothing) and hands each one that can hold a readable line to the same
@@ -22,7 +22,7 @@ text is under :data:`MIN_CHARS` letters and digits or reads as noise (``ocr.text
 :data:`MIN_QUALITY`) gives nothing — a stray "8" of a drawing, the letters of a logo.
 
 Each image read becomes a :class:`PageImage`: a stand-in in the page's reading order, like a table's
-(both the C engine and :mod:`~ragwright.parse.pdf_order` place it among the lines by its box), that
+(both the C engine and :mod:`~ragwright.parse.pdf.order` place it among the lines by its box), that
 turns into the paragraphs OCR found, flagged ``ocr``/``engine``/``confidence`` plus ``image``
 ("page 3 image 2"), so their chunks say "from a scanned page".
 """
@@ -38,7 +38,7 @@ from ragwright._deps import require
 from ragwright.model.document import Element
 from ragwright.parse.ocr import text_quality
 from ragwright.parse.options import ParseOptions
-from ragwright.parse.pdf_layout import Line
+from ragwright.parse.pdf.layout import Line
 from ragwright.parse.pictures import PictureReader
 
 __all__ = [
@@ -84,7 +84,7 @@ class PageImage:
         return "\n\n".join(e.text for e in self.elements)
 
     def stand_in(self) -> Line:
-        """A line standing for the image in the reading order (:mod:`~ragwright.parse.pdf_order`)."""
+        """A line standing for the image in the reading order (:mod:`~ragwright.parse.pdf.order`)."""
         line = Line(self.text, self.x0, self.y0, self.x1, self.y1, 10.0)
         line.table = self
         return line
@@ -110,7 +110,7 @@ def read_page_images(
     raw: Any, pdf: Any, handle: Any, textpage: Any, page: Any, reader: PictureReader, seen: set[bytes]
 ) -> list[PageImage]:
     """The images of *page* (a ``PdfPage``; pdfium *handle*, its *textpage*) whose text OCR read, in the
-    page's drawing order. An image mostly off the page is not read (hidden text, like pdf_hidden's).
+    page's drawing order. An image mostly off the page is not read (hidden text, like hidden.py's).
 
     *seen* holds the digests of the image streams already looked at in the document: a repeated logo is
     skipped without rendering it again.

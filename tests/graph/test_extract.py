@@ -2,7 +2,7 @@
 
 import json
 
-from ragwright.graph.llm_extract import LlmExtractor
+from ragwright.graph.llm_extract import MAX_ENTITIES, MAX_RELATIONS, LlmExtractor, complete_items
 from ragwright.graph.model import ChunkText, entity_key
 from ragwright.graph.rules import RuleExtractor
 from ragwright.testing.doubles import ScriptedChat
@@ -66,3 +66,44 @@ def test_llm_extractor_falls_back_to_rules_on_a_bad_reply() -> None:
     extractor = LlmExtractor(ScriptedChat(["not json at all"]))
     (x,) = extractor.extract([ChunkText("c", "Last year Contoso acquired Fabrikam Corp in Berlin.")])
     assert extractor.fallbacks == 1 and {m.key for m in x.mentions} >= {"contoso", "fabrikam"}
+
+
+def test_llm_extractor_keeps_the_complete_items_of_a_cut_off_reply() -> None:
+    # A small model repeats itself inside the JSON grammar until the token cap: the reply is cut mid-item.
+    text = "Contoso acquired Fabrikam in 2019 in Berlin."
+    looping = '{"entities": [{"name": "Contoso", "type": "ORG"}, {"name": "Fabrikam", "type": "ORG"}, ' + (
+        '{"name": "2019", "type": "DATE"}, ' * 40
+    )
+    chat = ScriptedChat([looping], honour_limits=True)
+    extractor = LlmExtractor(chat, max_tokens=len(looping.split()) - 3)  # cut inside the last item
+    (x,) = extractor.extract([ChunkText("c", text)])
+    assert extractor.fallbacks == 0  # the reply was used, not replaced by the rules
+    assert {m.key for m in x.mentions} == {"contoso", "fabrikam", "2019"}  # each name once
+    assert "berlin" not in {m.key for m in x.mentions}  # the rules (which find Berlin) did not run
+
+
+def test_llm_extractor_falls_back_when_a_cut_off_reply_completed_no_item() -> None:
+    extractor = LlmExtractor(
+        ScriptedChat(['{"entities": [{"name": "Contoso", "type": "ORG"}]}'], honour_limits=True), max_tokens=2
+    )
+    (x,) = extractor.extract([ChunkText("c", "Last year Contoso acquired Fabrikam Corp in Berlin.")])
+    assert extractor.fallbacks == 1 and {m.key for m in x.mentions} >= {"contoso", "fabrikam"}
+
+
+def test_complete_items_closes_a_prefix_after_its_last_complete_item() -> None:
+    cut = '{"entities":[{"name":"A \\"x\\" ]}","type":"ORG"}],"relations":[{"source":"A"},{"sou'
+    assert json.loads(complete_items(cut) or "") == {
+        "entities": [{"name": 'A "x" ]}', "type": "ORG"}],
+        "relations": [{"source": "A"}],
+    }
+    assert complete_items('{"entities":[{"na') is None
+    assert complete_items("not json") is None
+
+
+def test_llm_schema_caps_the_reply() -> None:
+    chat = ScriptedChat(['{"entities":[],"relations":[]}'])
+    LlmExtractor(chat).extract([ChunkText("c", "Contoso.")])
+    schema = chat.calls[0].kwargs["json_schema"]
+    assert schema["properties"]["entities"]["maxItems"] == MAX_ENTITIES
+    assert schema["properties"]["relations"]["maxItems"] == MAX_RELATIONS
+    assert schema["properties"]["relations"]["items"]["properties"]["evidence"]["maxLength"] > 0

@@ -4,9 +4,13 @@ The model reads one chunk (as data, never as instructions) and replies with JSON
 :data:`SCHEMA`; backends that support structured output enforce it. Everything it says is grounded
 before use: an entity must appear verbatim in the chunk (its first occurrence becomes
 the span), a relation must join two grounded entities and quote evidence found verbatim in the chunk
-(that quote becomes the relation's span). A reply that is not valid JSON, or a failed call, falls back
-to the rule extractor for that chunk and is counted (``fallbacks``). Calls, tokens and seconds go to
-the model's ledger, so an ingestion report shows the extractor's cost.
+(that quote becomes the relation's span). The schema caps the reply (:data:`MAX_ENTITIES`,
+:data:`MAX_RELATIONS`, string lengths), so a model that starts repeating itself inside the grammar — the
+local 0.5B lists the same year until the token cap — ends its arrays instead of running out of
+tokens; a reply cut off anyway keeps every entity and relation it completed (:func:`complete_items`).
+A reply with no usable JSON, or a failed call, falls back to the rule extractor for that chunk and is
+counted (``fallbacks``). Calls, tokens and seconds go to the model's ledger, so an ingestion report
+shows the extractor's cost.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ from ragwright.graph.model import ENTITY_TYPES, ChunkText, Extraction, Mention, 
 from ragwright.graph.rules import RuleExtractor
 from ragwright.models.llms.base import ChatModel, Message, parse_json
 
-VERSION: Final = "llm/1"
+VERSION: Final = "llm/2"
+#: Caps on one reply's arrays and strings (the grammar enforces them where the backend supports it).
+MAX_ENTITIES: Final = 20
+MAX_RELATIONS: Final = 10
+_NAME_CHARS: Final = 64
 SYSTEM: Final = (
     "Extract the named entities (types: " + ", ".join(ENTITY_TYPES) + ") and the relationships between "
     "them from the text. Use the exact names as written in the text. For each relationship give a short "
@@ -31,21 +39,26 @@ SCHEMA: Final[Mapping[str, Any]] = {
     "properties": {
         "entities": {
             "type": "array",
+            "maxItems": MAX_ENTITIES,
             "items": {
                 "type": "object",
-                "properties": {"name": {"type": "string"}, "type": {"type": "string", "enum": list(ENTITY_TYPES)}},
+                "properties": {
+                    "name": {"type": "string", "maxLength": _NAME_CHARS},
+                    "type": {"type": "string", "enum": list(ENTITY_TYPES)},
+                },
                 "required": ["name", "type"],
             },
         },
         "relations": {
             "type": "array",
+            "maxItems": MAX_RELATIONS,
             "items": {
                 "type": "object",
                 "properties": {
-                    "source": {"type": "string"},
-                    "target": {"type": "string"},
-                    "type": {"type": "string"},
-                    "evidence": {"type": "string"},
+                    "source": {"type": "string", "maxLength": _NAME_CHARS},
+                    "target": {"type": "string", "maxLength": _NAME_CHARS},
+                    "type": {"type": "string", "maxLength": 32},
+                    "evidence": {"type": "string", "maxLength": 160},
                 },
                 "required": ["source", "target", "type", "evidence"],
             },
@@ -53,6 +66,33 @@ SCHEMA: Final[Mapping[str, Any]] = {
     },
     "required": ["entities", "relations"],
 }
+
+
+def complete_items(text: str) -> str | None:
+    """The longest prefix of a cut-off JSON reply that ends after a complete array item, closed so that it
+    parses (``{"entities":[{…},{…},{"na`` → ``{"entities":[{…},{…}]}``); ``None`` when there is none."""
+    stack: list[str] = []
+    in_string = escaped = False
+    best: str | None = None
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack or stack.pop() != ch:
+                return best
+            if (stack and stack[-1] == "]") or not stack:  # an array item (or the whole value) just closed
+                best = text[: i + 1] + "".join(reversed(stack))
+    return best
 
 
 def _validate(value: Any) -> dict[str, list[dict[str, str]]]:
@@ -66,7 +106,7 @@ def _validate(value: Any) -> dict[str, list[dict[str, str]]]:
 class LlmExtractor:
     """See the module docstring. ``max_tokens`` bounds one reply."""
 
-    def __init__(self, llm: ChatModel, *, max_tokens: int = 600) -> None:
+    def __init__(self, llm: ChatModel, *, max_tokens: int = 1024) -> None:
         self.llm, self.max_tokens = llm, max_tokens
         self.fallback = RuleExtractor()
         self.fallbacks = 0
@@ -82,7 +122,13 @@ class LlmExtractor:
         messages = [Message("system", SYSTEM), Message("user", f"<text>\n{chunk.text}\n</text>")]
         try:
             reply = self.llm.chat(messages, temperature=0.0, max_tokens=self.max_tokens, json_schema=SCHEMA)
-            data = parse_json(reply.text, _validate)
+            try:
+                data = parse_json(reply.text, _validate)
+            except GenerationError:
+                salvaged = complete_items(reply.text) if reply.finish_reason == "length" else None
+                if salvaged is None:
+                    raise
+                data = parse_json(salvaged, _validate)
         except GenerationError:
             self.fallbacks += 1
             return self.fallback.extract([chunk])[0]

@@ -134,10 +134,14 @@ def breakdown(data: bytes, repeat: int, clock: Callable[[], float]) -> None:
 
         return wrapper
 
-    class TimedEngine:  # the C module's entry points, timed
+    class TimedEngine:  # the C module's entry points, timed; the others (hidden, ...) passed through
         def __init__(self, engine: Any) -> None:
+            self.engine = engine
             self.extract = timed("extract", engine.extract)
             self.graphics = timed("graphics", engine.graphics)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.engine, name)
 
     originals = {name: getattr(pdf_module, name) for name in stages if hasattr(pdf_module, name)}
     original_get = core_module.get

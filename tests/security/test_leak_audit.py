@@ -9,6 +9,8 @@ from ragwright.options import ParentOptions
 from ragwright.rag import Rag
 from ragwright.stores.memory import MemoryStore
 from ragwright.stores.sqlite import SqliteStore
+from ragwright.stores.sqlite.chunks import SqliteChunks
+from ragwright.stores.sqlite.rows import SqliteRows
 from ragwright.testing.doubles import HashingEmbedder
 from ragwright.testing.leaks import LeakAudit
 
@@ -49,13 +51,13 @@ def test_leak_audit_on_the_memory_store() -> None:
 def test_the_audit_catches_an_arm_without_its_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arm: str) -> None:
     """Proof the gate can fail: drop one arm's security filter and the audit reports leaks in that arm."""
     if arm == "keyword":  # both layers: the index's allowed set and the re-check when chunks are fetched
-        get_chunks = SqliteStore.get_chunks
+        get_chunks = SqliteChunks.get_chunks  # the SQLite store's chunk table (its part for lookups)
 
-        def everything(self: SqliteStore, ids: list[str], identity: Identity) -> list[object]:
+        def everything(self: SqliteChunks, ids: list[str], identity: Identity) -> list[object]:
             return [c for t in ("acme", "globex", "initech") for c in get_chunks(self, ids, Identity(t, ALL))]
 
-        monkeypatch.setattr(SqliteStore, "_allowed_ids", lambda self, identity, flt: None)
-        monkeypatch.setattr(SqliteStore, "get_chunks", everything)
+        monkeypatch.setattr(SqliteRows, "allowed_ids", lambda self, identity, flt: None)
+        monkeypatch.setattr(SqliteChunks, "get_chunks", everything)
     else:
         original = SqliteStore.search_dense
 

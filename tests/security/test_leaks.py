@@ -14,6 +14,8 @@ from ragwright.rag import Rag
 from ragwright.sources import BytesSource
 from ragwright.stores.memory import MemoryStore
 from ragwright.stores.sqlite import SqliteStore
+from ragwright.stores.sqlite.chunks import SqliteChunks
+from ragwright.stores.sqlite.rows import SqliteRows
 from ragwright.testing.doubles import HashingEmbedder
 
 TENANTS = ("acme", "globex")
@@ -135,13 +137,12 @@ def test_removing_the_keyword_arm_filter_is_caught(tmp_path: Path, monkeypatch: 
     """Proof the leak test can fail: with the keyword arm's filter disabled, a leak appears."""
     store = SqliteStore(tmp_path / "s.db")
     rag, access = build(store, seed=5)
-    monkeypatch.setattr(type(store), "_allowed_ids", lambda self, identity, flt: None)
+    # the SQLite store's parts: the eligible sets the keyword arm filters by, and the chunk table's lookup
+    monkeypatch.setattr(SqliteRows, "allowed_ids", lambda self, identity, flt: None)
     monkeypatch.setattr(
-        type(store),
+        SqliteChunks,
         "get_chunks",
-        lambda self, ids, identity: [
-            c for doc in access for c in SqliteStore.document_chunks(self, doc) if c.id in set(ids)
-        ],
+        lambda self, ids, identity: [c for doc in access for c in self.document_chunks(doc) if c.id in set(ids)],
     )
     leaked = 0
     for identity in identities():

@@ -175,3 +175,40 @@ def test_a_schema_upgrade_that_cannot_back_up_leaves_the_file_alone(tmp_path: Pa
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM rag_metadata WHERE key = 'schema_version'").fetchone() == ("1",)
     conn.close()
+
+
+def test_the_store_is_composed_of_parts_none_of_which_builds_a_store() -> None:
+    """The parts share a handle, not a base class; only the store itself opens another store object
+    (``open_collection``/``open_live`` through its ``pinned`` constructor argument)."""
+    import ast
+
+    import ragwright.stores.sqlite as package
+
+    assert SqliteStore.__mro__ == (SqliteStore, object)
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        if path.name in ("store.py", "__init__.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = {alias.name for alias in node.names}
+                assert node.module != "ragwright.stores.sqlite.store", path.name
+                assert not (node.module == "ragwright.stores.sqlite" and "SqliteStore" in names), path.name
+
+
+def test_a_pinned_store_keeps_its_collection_when_the_alias_moves(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SqliteStore(path) as live:
+        live.bind_embedder("m", DIM)
+        live.replace_document(record("old"), chunks_for("old", ["old text"]), np.stack([unit(1)]))
+        name = live.create_collection()
+        with SqliteStore(path, pinned=name) as built:
+            assert built.current_collection == name and built.count_chunks() == 0
+            built.bind_embedder("m", DIM)
+            built.replace_document(record("new"), chunks_for("new", ["new text"]), np.stack([unit(0, 1)]))
+            live.switch_alias(name)
+            assert live.count_chunks() == 1 and live.current_collection == name  # the live one followed (on a read)
+            live.switch_alias("main")
+            assert built.count_chunks() == 1 and built.current_collection == name  # the pinned one did not
+        assert live.get_record("old") is not None and live.current_collection == "main"
+    with pytest.raises(StoreError, match="no collection"):
+        SqliteStore(path, pinned="nope")

@@ -19,6 +19,8 @@ import pytest
 
 from ragwright.model.identity import Identity
 from ragwright.stores.sqlite import SqliteStore
+from ragwright.stores.sqlite.dense import SqliteDense
+from ragwright.stores.sqlite.rows import SqliteRows
 
 DIM = 16
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
@@ -137,16 +139,16 @@ def test_a_search_reads_one_snapshot_even_when_a_write_lands_between_its_reads(t
             write_document(store, d, 0)
     reader, other = SqliteStore(path), SqliteStore(path)
     reader.search_dense(vector_of("warm"), 3, identity=Identity())  # type: ignore[operator]
-    real_load = SqliteStore._load_rowids
+    real_load = SqliteRows.load
     writes = iter(range(10, 20))
 
-    def load_then_write(self: SqliteStore) -> object:
+    def load_then_write(self: SqliteRows) -> object:
         rowids = real_load(self)
-        if self is reader:
+        if self is reader._rows:
             write_document(other, next(writes, 99), 1)  # a commit lands right after the rowids were read
         return rowids
 
-    SqliteStore._load_rowids = load_then_write  # type: ignore[method-assign]
+    SqliteRows.load = load_then_write  # type: ignore[method-assign]
     try:
         for i in range(5):
             q = vector_of(f"query {i}")
@@ -156,7 +158,7 @@ def test_a_search_reads_one_snapshot_even_when_a_write_lands_between_its_reads(t
                 assert hit.score == pytest.approx(float(q @ vector_of(hit.chunk.text)), abs=1e-4)  # type: ignore[operator]
             assert all(h.chunk.acl == ("*",) for h in reader.search_keyword("alpha", 50, identity=Identity()))
     finally:
-        SqliteStore._load_rowids = real_load  # type: ignore[method-assign]
+        SqliteRows.load = real_load  # type: ignore[method-assign]
         reader.close()
         other.close()
 
@@ -171,9 +173,9 @@ def test_after_another_process_writes_only_the_added_rows_are_read(tmp_path: Pat
             write_document(store, d, 0)
     reader, other = SqliteStore(path), SqliteStore(path)
     read_rows: list[int] = []
-    real_reader = SqliteStore._vector_reader
+    real_reader = SqliteDense._vector_reader
 
-    def counting_reader(self: SqliteStore, table: str, dim: int) -> object:
+    def counting_reader(self: SqliteDense, table: str, dim: int) -> object:
         read = real_reader(self, table, dim)
 
         def counted(keys: np.ndarray) -> object:  # type: ignore[type-arg]
@@ -182,7 +184,7 @@ def test_after_another_process_writes_only_the_added_rows_are_read(tmp_path: Pat
 
         return counted
 
-    SqliteStore._vector_reader = counting_reader  # type: ignore[assignment, method-assign]
+    SqliteDense._vector_reader = counting_reader  # type: ignore[assignment, method-assign]
     try:
         q = vector_of("query")
         first = reader.search_dense(q, 5, identity=Identity())  # type: ignore[arg-type]
@@ -203,7 +205,7 @@ def test_after_another_process_writes_only_the_added_rows_are_read(tmp_path: Pat
             fresh.close()
         assert first
     finally:
-        SqliteStore._vector_reader = real_reader  # type: ignore[method-assign]
+        SqliteDense._vector_reader = real_reader  # type: ignore[method-assign]
         reader.close()
         other.close()
 

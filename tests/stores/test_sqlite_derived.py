@@ -85,7 +85,7 @@ def fresh(path: Path, query: str) -> list[tuple[str, float]]:
 
     store = Store(path)
     with store._lock:
-        index = BUILD(store._conn, store._t.chunks, store._analyzer)
+        index = BUILD(store._conn, store._h.tables.chunks, store._keyword.analyzer)
     ids = {cid: score for cid, score in index.search(query, 10)}
     store._conn.close()
     return list(ids.items())
@@ -125,7 +125,7 @@ def test_bm25_snapshot_is_written_loaded_and_caught_up(tmp_path: Path, no_rebuil
     with SqliteStore(path) as s:
         for query in ("gamma record", "mu record", "epsilon"):
             assert search(s, query) == fresh(path, query)  # the snapshot caught up from the change log
-        assert len(s._keyword_index()) == 42
+        assert len(s._keyword.index()) == 42
     assert no_rebuild == [1]
 
 
@@ -189,7 +189,7 @@ def test_a_damaged_or_foreign_bm25_snapshot_is_rebuilt(tmp_path: Path) -> None:
     with SqliteStore(path) as s:
         assert search(s, "delta") == want
     with SqliteStore(path, keyword_analyzer="default") as s:  # another analyzer: never loaded
-        assert search(s, "delta") != [] and s._keyword_index().analyzer_name != "auto/1"
+        assert search(s, "delta") != [] and s._keyword.index().analyzer_name != "auto/1"
 
 
 def test_small_stores_keep_no_bm25_snapshot(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_reads_do_not_wait_for_a_writer_and_see_the_last_commit(tmp_path: Path) 
             assert [h.chunk.text for h in store.search_dense(unit(1), 1, identity=Identity())] == ["alpha one"]
             assert len(store.search_keyword("alpha", 5, identity=Identity())) == 2
             assert store.check_integrity() == []
-            assert store._meta("held") is None  # the holder's write is not visible
+            assert store._h.meta("held") is None  # the holder's write is not visible
         finally:
             store.close()
 

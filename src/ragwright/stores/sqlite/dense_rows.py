@@ -1,4 +1,4 @@
-"""Re-syncing the SQLite store's dense matrix without re-reading it (a helper of ``search.py``).
+"""Re-syncing the SQLite store's dense matrix without re-reading it (a helper of ``dense.py``).
 
 Below the ANN threshold the store keeps every vector in a float32 matrix, re-synced whenever the file
 changed. With other processes writing, that is nearly every search; reading every vector back each

@@ -94,7 +94,7 @@ GLOBAL_SCHEMA: Final = (
     )""",
     # Which document each chunk write touched and which chunk ids it removed, under the index version
     # that write produced: the BM25 index (derived state, often loaded from a snapshot) catches up with
-    # other processes' writes from here instead of being rebuilt. The recent entries are kept (store.py);
+    # other processes' writes from here instead of being rebuilt. The recent entries are kept (chunks.py);
     # added beside version 2.
     """CREATE TABLE IF NOT EXISTS chunk_changes (
         version INTEGER PRIMARY KEY,

@@ -1,4 +1,4 @@
-"""Learned sparse vectors in an SQLite store (a mixin of :class:`SqliteStore`).
+"""Learned sparse vectors in an SQLite store (a part of :class:`~ragwright.stores.sqlite.SqliteStore`).
 
 Vectors live in a table per physical collection (``sparse_vectors`` for ``main``, else
 ``sparse_vectors__<name>``; created on first use), keyed by chunk id: a chunk id names fixed content,
@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
@@ -26,55 +23,41 @@ from ragwright.stores.base import Hit
 if TYPE_CHECKING:
     from ragwright.index.sparse import SparseIndex
     from ragwright.models.sparse.base import SparseVector
-    from ragwright.stores.sqlite.schema import Tables
-    from ragwright.stores.sqlite.transaction import ReadSnapshot, Transaction
+    from ragwright.stores.sqlite.chunks import SqliteChunks
+    from ragwright.stores.sqlite.handle import SqliteHandle
+    from ragwright.stores.sqlite.rows import SqliteRows
+
+__all__ = ["SqliteSparse", "sparse_table"]
 
 log = logging.getLogger(__name__)
 
 
+def sparse_table(collection: str) -> str:
+    """The table of *collection*'s sparse vectors."""
+    return "sparse_vectors" if collection == "main" else f"sparse_vectors__{collection}"
+
+
 class SqliteSparse:
-    """Sparse vectors and their search; the host class provides the connection, lock and filters."""
+    """Sparse vectors of the current collection and their search."""
 
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    _t: Tables
-    _sparse_ix: SparseIndex
-    _sparse_at: tuple[tuple[int, int], int, str]
-    _sparse_of: str
-    _sparse_writes: int
-
-    def _version(self) -> tuple[int, int]:  # pragma: no cover - provided by the host
-        raise NotImplementedError
-
-    def _transaction(self) -> Transaction:  # pragma: no cover - provided by the host
-        raise NotImplementedError
-
-    def _read_snapshot(self) -> ReadSnapshot:  # pragma: no cover - provided by the host
-        raise NotImplementedError
-
-    def _meta(self, key: str) -> str | None:  # pragma: no cover - provided by the host
-        raise NotImplementedError
-
-    def _set_meta(self, key: str, value: str) -> None:  # pragma: no cover - provided by the host
-        raise NotImplementedError
-
-    def _allowed_ids(self, identity: Identity, metadata_filter: Filter | None) -> frozenset[str] | None:
-        raise NotImplementedError  # pragma: no cover - provided by SqliteSearch
-
-    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
-        raise NotImplementedError
+    def __init__(self, handle: SqliteHandle, rows: SqliteRows, chunks: SqliteChunks) -> None:
+        """*chunks*: the chunk table, whose lookup applies the security filter again to what was found."""
+        self._h, self._rows, self._chunks = handle, rows, chunks
+        self._index: SparseIndex | None = None
+        self._at: tuple[tuple[int, int], int, str] | None = None  # (file version, writes, collection) indexed
+        self._of: str | None = None  # the collection the index holds
+        # PRAGMA data_version does not see this connection's own writes; chunk writes bump the handle's
+        # counter, these bump their own (so the dense matrix and BM25 are not invalidated by them)
+        self._writes = 0
 
     # -- storage -----------------------------------------------------------------------------------
-    @property
-    def _sparse_table(self) -> str:
-        return "sparse_vectors" if self._t.name == "main" else f"sparse_vectors__{self._t.name}"
+    def _key(self) -> str:
+        name = self._h.tables.name
+        return "sparse_encoder" if name == "main" else f"sparse_encoder@{name}"
 
-    def _sparse_key(self) -> str:
-        return "sparse_encoder" if self._t.name == "main" else f"sparse_encoder@{self._t.name}"
-
-    def _ensure_sparse_table(self) -> str:
-        table = self._sparse_table
-        self._conn.execute(
+    def _ensure_table(self) -> str:
+        table = sparse_table(self._h.tables.name)
+        self._h.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {table} "
             "(chunk_id TEXT PRIMARY KEY, terms BLOB NOT NULL, weights BLOB NOT NULL)"
         )
@@ -83,41 +66,42 @@ class SqliteSparse:
     @property
     def sparse_encoder(self) -> str | None:
         """The name of the encoder whose vectors this collection holds (``None``: none yet)."""
-        with self._lock:
-            return self._meta(self._sparse_key())
+        with self._h.lock:
+            return self._h.meta(self._key())
 
     def put_sparse(self, vectors: Sequence[tuple[str, SparseVector]], *, encoder: str) -> None:
         """Store sparse vectors by chunk id; vectors of a different encoder are dropped first."""
         rows = [(cid, v.indices.astype("<i4").tobytes(), v.values.astype("<f4").tobytes()) for cid, v in vectors]
-        with self._transaction():
-            table = self._ensure_sparse_table()
-            known = self._meta(self._sparse_key())
+        h = self._h
+        with h.transaction():
+            table = self._ensure_table()
+            known = h.meta(self._key())
             if known != encoder:
                 if known is not None:
                     log.warning("sparse_encoder_changed: %s -> %s; stored sparse vectors dropped", known, encoder)
-                self._conn.execute(f"DELETE FROM {table}")
-                self._set_meta(self._sparse_key(), encoder)
-            self._conn.executemany(f"INSERT OR REPLACE INTO {table}(chunk_id, terms, weights) VALUES (?,?,?)", rows)
-            # PRAGMA data_version does not see this connection's own writes; chunk writes bump the host's
-            # counter, these bump their own (so the dense matrix and BM25 are not invalidated by them)
-            self._sparse_writes = getattr(self, "_sparse_writes", 0) + 1
+                h.conn.execute(f"DELETE FROM {table}")
+                h.set_meta(self._key(), encoder)
+            h.conn.executemany(f"INSERT OR REPLACE INTO {table}(chunk_id, terms, weights) VALUES (?,?,?)", rows)
+            self._writes += 1
 
     def missing_sparse(self, encoder: str) -> list[tuple[str, str]]:
         """Chunks without a vector from *encoder* (all of them when another encoder wrote the table)."""
-        with self._transaction():
-            table = self._ensure_sparse_table()
-            if self._meta(self._sparse_key()) != encoder:
-                sql = f"SELECT chunk_id, COALESCE(embed_text, text) FROM {self._t.chunks} ORDER BY rowid"
+        h = self._h
+        with h.transaction():
+            table = self._ensure_table()
+            chunks = h.tables.chunks
+            if h.meta(self._key()) != encoder:
+                sql = f"SELECT chunk_id, COALESCE(embed_text, text) FROM {chunks} ORDER BY rowid"
             else:
-                self._conn.execute(f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT chunk_id FROM {self._t.chunks})")
+                h.conn.execute(f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT chunk_id FROM {chunks})")
                 sql = (
-                    f"SELECT c.chunk_id, COALESCE(c.embed_text, c.text) FROM {self._t.chunks} c "
+                    f"SELECT c.chunk_id, COALESCE(c.embed_text, c.text) FROM {chunks} c "
                     f"LEFT JOIN {table} s ON s.chunk_id = c.chunk_id WHERE s.chunk_id IS NULL ORDER BY c.rowid"
                 )
-            return [(r[0], r[1]) for r in self._conn.execute(sql)]
+            return [(r[0], r[1]) for r in h.conn.execute(sql)]
 
     # -- the derived inverted index ---------------------------------------------------------------------
-    def _sparse_index(self) -> SparseIndex:
+    def index(self) -> SparseIndex:
         """The inverted index, brought up to date incrementally after writes (call inside a read snapshot;
         a search writes nothing: a collection without the table has no sparse vectors yet)."""
         import numpy as np
@@ -125,33 +109,35 @@ class SqliteSparse:
         from ragwright.index.sparse import SparseIndex
         from ragwright.models.sparse.base import SparseVector
 
-        version = (self._version(), getattr(self, "_sparse_writes", 0), self._t.name)
-        index: SparseIndex | None = getattr(self, "_sparse_ix", None)
-        if index is not None and getattr(self, "_sparse_at", None) == version:
+        h = self._h
+        name = h.tables.name
+        version = (h.version(), self._writes, name)
+        index = self._index
+        if index is not None and self._at == version:
             return index
-        if index is None or getattr(self, "_sparse_of", None) != self._t.name:
+        if index is None or self._of != name:
             index = SparseIndex()
-        table = self._sparse_table
-        exists = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        table = sparse_table(name)
+        exists = h.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
         if exists.fetchone() is None:
             index = SparseIndex()
-            self._sparse_ix, self._sparse_at, self._sparse_of = index, version, self._t.name
+            self._index, self._at, self._of = index, version, name
             return index
-        join = f"FROM {table} s JOIN {self._t.chunks} c ON c.chunk_id = s.chunk_id"
-        have = {r[0] for r in self._conn.execute(f"SELECT s.chunk_id {join}")}
+        join = f"FROM {table} s JOIN {h.tables.chunks} c ON c.chunk_id = s.chunk_id"
+        have = {r[0] for r in h.conn.execute(f"SELECT s.chunk_id {join}")}
         current = set(index.ids())
         index.remove(current - have)
         new = sorted(have - current)
         for start in range(0, len(new), 500):
             part = json.dumps(new[start : start + 500])
-            rows = self._conn.execute(
+            rows = h.conn.execute(
                 f"SELECT chunk_id, terms, weights FROM {table} WHERE chunk_id IN (SELECT value FROM json_each(?))",
                 (part,),
             ).fetchall()
             index.upsert(
                 (r[0], SparseVector(np.frombuffer(r[1], dtype="<i4"), np.frombuffer(r[2], dtype="<f4"))) for r in rows
             )
-        self._sparse_ix, self._sparse_at, self._sparse_of = index, version, self._t.name
+        self._index, self._at, self._of = index, version, name
         return index
 
     def search_sparse(
@@ -164,10 +150,10 @@ class SqliteSparse:
         min_score: float = 0.0,
     ) -> list[Hit]:
         """The best *k* chunks by dot product with *query*, filtered before the cut (like BM25)."""
-        with self._read_snapshot():  # the index and the allowed ids from one committed state
-            index = self._sparse_index()
-            allowed = self._allowed_ids(identity, metadata_filter)
+        with self._h.read_snapshot():  # the index and the allowed ids from one committed state
+            index = self.index()
+            allowed = self._rows.allowed_ids(identity, metadata_filter)
         hits = index.search(query, k, allowed=allowed, min_score=min_score)
-        # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
-        chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
+        # the chunk lookup applies the security filter again: a chunk may have changed since the snapshot.
+        chunks = {c.id: c for c in self._chunks.get_chunks([cid for cid, _ in hits], identity)}
         return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]

@@ -4,6 +4,8 @@ import pytest
 
 from ragwright.rag import Rag
 from ragwright.stores.postgres import PostgresOptions, PostgresStore
+from ragwright.stores.postgres.chunks import PostgresChunks
+from ragwright.stores.postgres.search import PostgresSearch
 from ragwright.testing.doubles import HashingEmbedder
 from tests.security.test_leaks import (
     WORDS,
@@ -45,12 +47,13 @@ def test_removing_the_keyword_arm_filter_is_caught(pg_dsn: str, monkeypatch: pyt
     """Proof the leak test can fail here too: with the keyword arm's filter disabled, a leak appears."""
     store = PostgresStore(pg_dsn)
     rag, access = build(store, seed=5)
-    monkeypatch.setattr(PostgresStore, "_allowed_ids", lambda self, conn, identity, flt, version: None)
+    # The keyword arm's SQL filter (search.py) and the re-check of its hits (the chunk table's get_chunks).
+    monkeypatch.setattr(PostgresSearch, "_allowed_ids", lambda self, conn, identity, flt, version: None)
     monkeypatch.setattr(
-        PostgresStore,
+        PostgresChunks,
         "get_chunks",
         lambda self, ids, identity: [
-            c for doc in access for c in PostgresStore.document_chunks(self, doc) if c.id in set(ids)
+            c for doc in access for c in PostgresChunks.document_chunks(self, doc) if c.id in set(ids)
         ],
     )
     leaked = 0

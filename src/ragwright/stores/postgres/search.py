@@ -1,4 +1,4 @@
-"""Dense and keyword search over the PostgreSQL store (a mixin of :class:`PostgresStore`).
+"""Dense and keyword search over the PostgreSQL store (a part of :class:`PostgresStore`).
 
 Dense: one SQL statement orders the chunks by cosine distance (``<=>``) with the security and
 metadata filters in its WHERE clause. With an HNSW index pgvector 0.8's *iterative* index scan
@@ -15,18 +15,15 @@ Results are re-read through ``get_chunks``, which applies the security filter on
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ragwright.model.chunk import Chunk
 from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
-from ragwright.stores.base import Hit
-from ragwright.stores.postgres.connection import PostgresOptions
-from ragwright.stores.postgres.keyword import KeywordMirror
+from ragwright.stores.base import ChunkLookup, Hit
 from ragwright.stores.postgres.schema import CHUNK_COLUMNS, chunk_from_row
 from ragwright.stores.postgres.sql_filters import compile_filter, compile_security
+from ragwright.stores.postgres.state import PostgresState
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,17 +37,10 @@ _PLAN_TTL = 30.0
 
 
 class PostgresSearch:
-    """Search over the ``chunks`` table; the host class provides connections and derived state."""
+    """Search over the ``chunks`` table; *lookup* re-reads the keyword arm's hits under the security filter."""
 
-    options: PostgresOptions
-    _keyword: KeywordMirror
-    _store_id: str
-    _dense_plan: dict[str, tuple[int, float, bool]]
-    _writes: int
-    _allowed: dict[tuple[int, str], frozenset[str] | None]
-
-    def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # pragma: no cover - host
-        raise NotImplementedError
+    def __init__(self, state: PostgresState, lookup: ChunkLookup) -> None:
+        self._state, self._lookup = state, lookup
 
     @staticmethod
     def _where(identity: Identity, metadata_filter: Filter | None, params: list[Any]) -> str:
@@ -101,7 +91,8 @@ class PostgresSearch:
         query = np.asarray(vector, dtype=np.float32)
         where_params: list[Any] = []
         where = self._where(identity, metadata_filter, where_params)
-        with self._conn() as conn:
+        options = self._state.options
+        with self._state.conn() as conn:
             exact = self._exact(conn, where, where_params, self._key(identity, metadata_filter))
             # "+ 0" makes the ORDER BY an expression no index serves: an exact scan of the filtered rows.
             order = "(vector <=> %s) + 0" if exact else "vector <=> %s"
@@ -112,9 +103,9 @@ class PostgresSearch:
             # Through the index, fetch more than k (within the candidate list, so no extra graph
             # work) and keep the best k: a relaxed iterative scan under a selective filter returns
             # matches only roughly in order (at 100k vectors and a 1 % filter, recall@10 0.83 -> 1.0).
-            fetch = k if exact else max(k, min(4 * k, self.options.ef_search))
+            fetch = k if exact else max(k, min(4 * k, options.ef_search))
             params = [query, *where_params, query, fetch]
-            if k <= self.options.ef_search:  # the session's settings apply (one round trip)
+            if k <= options.ef_search:  # the session's settings apply (one round trip)
                 return conn.execute(sql, params).fetchall()
             with conn.transaction():  # a deeper k needs a longer candidate list
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, k)),))
@@ -126,26 +117,26 @@ class PostgresSearch:
         Decided by a bounded count, remembered until this process writes or ``_PLAN_TTL`` seconds pass
         (other processes' writes): a stale decision only changes the plan, never the filter.
         """
-        limit = self.options.exact_threshold
+        state = self._state
+        limit = state.options.exact_threshold
         if limit <= 0:
             return False
         now = time.monotonic()
-        cached = self._dense_plan.get(key)
-        if cached is not None and cached[0] == self._writes and now - cached[1] < _PLAN_TTL:
+        cached = state.dense_plan.get(key)
+        if cached is not None and cached[0] == state.writes and now - cached[1] < _PLAN_TTL:
             return cached[2]
         counted = conn.execute(
             f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE {where} LIMIT %s) AS eligible", [*params, limit + 1]
         ).fetchone()
         decided = bool(counted is not None and counted[0] <= limit)
-        if len(self._dense_plan) > _CACHE_LIMIT:
-            self._dense_plan.clear()
-        self._dense_plan[key] = (self._writes, now, decided)
+        if len(state.dense_plan) > _CACHE_LIMIT:
+            state.dense_plan.clear()
+        state.dense_plan[key] = (state.writes, now, decided)
         return decided
 
     # -- keyword -----------------------------------------------------------------------------------
-    @property
     def keyword_analyzer(self) -> str:
-        return self._keyword.analyzer.name
+        return self._state.keyword.analyzer.name
 
     def search_keyword(
         self,
@@ -156,12 +147,13 @@ class PostgresSearch:
         metadata_filter: Filter | None = None,
         min_score: float = 0.0,
     ) -> list[Hit]:
-        with self._conn() as conn:
-            index, version = self._keyword.sync(conn, self._store_id)
+        state = self._state
+        with state.conn() as conn:
+            index, version = state.keyword.sync(conn, state.store_id)
             allowed = self._allowed_ids(conn, identity, metadata_filter, version)
         hits = index.search(query, k, allowed=allowed, min_score=min_score)
         # get_chunks applies the security filter again: a chunk may have changed since the snapshot.
-        chunks = {c.id: c for c in self.get_chunks([cid for cid, _ in hits], identity)}
+        chunks = {c.id: c for c in self._lookup.get_chunks([cid for cid, _ in hits], identity)}
         return [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
 
     def _allowed_ids(
@@ -169,8 +161,9 @@ class PostgresSearch:
     ) -> frozenset[str] | None:
         """The chunk ids the keyword arm may return (``None``: every chunk), cached per version."""
         cache_key = (version, self._key(identity, metadata_filter))
-        if cache_key in self._allowed:
-            return self._allowed[cache_key]
+        cache = self._state.allowed
+        if cache_key in cache:
+            return cache[cache_key]
         params: list[Any] = []
         where = self._where(identity, metadata_filter, params)
         with conn.transaction():
@@ -178,13 +171,10 @@ class PostgresSearch:
             ids = frozenset(r[0] for r in _rows(conn, f"SELECT chunk_id FROM chunks WHERE {where}", params))
             total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
         allowed = None if total is not None and len(ids) == total[0] else ids
-        if len(self._allowed) > _CACHE_LIMIT:
-            self._allowed.clear()
-        self._allowed[cache_key] = allowed
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache[cache_key] = allowed
         return allowed
-
-    def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:  # pragma: no cover
-        raise NotImplementedError  # provided by the host
 
 
 def _rows(conn: psycopg.Connection[Any], query: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:

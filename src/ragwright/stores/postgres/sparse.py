@@ -1,4 +1,4 @@
-"""Learned sparse (SPLADE) vectors in pgvector's ``sparsevec`` (a mixin of :class:`PostgresStore`).
+"""Learned sparse (SPLADE) vectors in pgvector's ``sparsevec`` (a part of :class:`PostgresStore`).
 
 One ``sparse_vectors`` row per chunk, deleted with its chunk (``ON DELETE CASCADE``); a chunk id names
 fixed content, so an upserted chunk keeps its vector. Search is one SQL statement: the negative inner
@@ -11,8 +11,7 @@ vectors is remembered; vectors of another encoder are dropped when a new one wri
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragwright.model.filters import Filter
@@ -20,10 +19,9 @@ from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
 from ragwright.stores.postgres.schema import CHUNK_COLUMNS, chunk_from_row
 from ragwright.stores.postgres.sql_filters import compile_filter, compile_security
+from ragwright.stores.postgres.state import PostgresState, get_meta, set_meta
 
 if TYPE_CHECKING:
-    import psycopg
-
     from ragwright.models.sparse.base import SparseVector
 
 log = logging.getLogger(__name__)
@@ -40,37 +38,27 @@ def _pg_sparse(vector: SparseVector) -> Any:
 
 
 class PostgresSparse:
-    """``put_sparse`` / ``missing_sparse`` / ``search_sparse``; the host provides connections."""
+    """``put_sparse`` / ``missing_sparse`` / ``search_sparse`` over the store object's collection."""
 
-    #: A write transaction on the store's collection (the host's, see collections.py).
-    _writing: Callable[[psycopg.Connection[Any]], AbstractContextManager[None]]
+    def __init__(self, state: PostgresState) -> None:
+        self._state = state
 
-    def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # pragma: no cover - host
-        raise NotImplementedError
-
-    @property
     def sparse_encoder(self) -> str | None:
         """The encoder whose vectors this store holds (``None``: none yet)."""
-        with self._conn() as conn:
-            row = conn.execute("SELECT value FROM rag_metadata WHERE key = 'sparse_encoder'").fetchone()
-        return None if row is None else str(row[0])
+        with self._state.conn() as conn:
+            return get_meta(conn, "sparse_encoder")
 
     def put_sparse(self, vectors: Sequence[tuple[str, SparseVector]], *, encoder: str) -> None:
         """Store sparse vectors by chunk id (ids without a chunk are skipped)."""
         rows = [(cid, _pg_sparse(v)) for cid, v in vectors if len(v)]
-        with self._conn() as conn, self._writing(conn):
+        with self._state.conn() as conn, self._state.writing(conn):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('ragwright.sparse_encoder'))")
-            row = conn.execute("SELECT value FROM rag_metadata WHERE key = 'sparse_encoder'").fetchone()
-            known = None if row is None else str(row[0])
+            known = get_meta(conn, "sparse_encoder")
             if known != encoder:
                 if known is not None:
                     log.warning("sparse_encoder_changed: %s -> %s; stored sparse vectors dropped", known, encoder)
                 conn.execute("DELETE FROM sparse_vectors")
-                conn.execute(
-                    "INSERT INTO rag_metadata(key, value) VALUES ('sparse_encoder', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (encoder,),
-                )
+                set_meta(conn, "sparse_encoder", encoder)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO sparse_vectors(chunk_id, vector) SELECT %s, %s WHERE EXISTS "
@@ -81,9 +69,8 @@ class PostgresSparse:
 
     def missing_sparse(self, encoder: str) -> list[tuple[str, str]]:
         """``(chunk id, text)`` of every chunk without a vector from *encoder*."""
-        with self._conn() as conn:
-            row = conn.execute("SELECT value FROM rag_metadata WHERE key = 'sparse_encoder'").fetchone()
-            if row is None or str(row[0]) != encoder:
+        with self._state.conn() as conn:
+            if get_meta(conn, "sparse_encoder") != encoder:
                 query = "SELECT chunk_id, COALESCE(embed_text, text) FROM chunks ORDER BY chunk_id"
             else:
                 query = (
@@ -112,7 +99,7 @@ class PostgresSparse:
         )
         columns = ", ".join(f"c.{c}" for c in CHUNK_COLUMNS.split(", "))
         vec = _pg_sparse(query)
-        with self._conn() as conn:
+        with self._state.conn() as conn:
             rows = conn.execute(
                 f"SELECT {columns}, -(s.vector <#> %s) AS score FROM chunks c "
                 f"JOIN sparse_vectors s ON s.chunk_id = c.chunk_id WHERE {where} "

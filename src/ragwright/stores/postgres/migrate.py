@@ -10,7 +10,13 @@ from ragwright.errors import StoreError
 from ragwright.stores.postgres.connection import PostgresOptions, import_psycopg
 from ragwright.stores.postgres.dialect import upgrade_registry
 from ragwright.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION
-from ragwright.stores.postgres.schemas import drop_other_collections, migrate_collections, refresh_live_hashes
+from ragwright.stores.postgres.schemas import (
+    MAIN_COLLECTION,
+    drop_other_collections,
+    empty_side_tables,
+    migrate_collections,
+    refresh_live_hashes,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -113,7 +119,8 @@ def migrate(conn: psycopg.Connection[Any], options: PostgresOptions, collection:
 
 
 def wipe(conn: psycopg.Connection[Any], base: str) -> str:
-    """Delete every row and the model binding, and every collection but ``main``; returns the new store id."""
+    """Delete every row (the side tables' too: the graph's, the hierarchy's, memory's) and the model binding,
+    and every collection but ``main``; returns the new store id."""
     from psycopg import sql
 
     with conn.transaction():
@@ -128,6 +135,7 @@ def _wipe_rows(conn: psycopg.Connection[Any], base: str) -> None:
     drop_other_collections(conn, base)
     for table in _DATA_TABLES:
         conn.execute(f"DELETE FROM {table}")
+    empty_side_tables(conn, base, MAIN_COLLECTION)
     conn.execute("DROP INDEX IF EXISTS chunks_hnsw")
     conn.execute("ALTER TABLE chunks ALTER COLUMN vector TYPE vector")
     conn.execute(

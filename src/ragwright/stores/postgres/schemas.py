@@ -6,6 +6,14 @@ their names and search paths,
 creating one, bringing every one up to the current schema version when the store is migrated, dropping
 them all when the store is wiped, and the view ``rag_live_hashes`` over every collection's registry
 (what shared staging keeps).
+
+A collection's schema may also hold *side tables*: the tables a feature creates beside the store's
+own on first use (the graph's ``graph_*``, the hierarchy's ``hier_*``, conversation memory's
+``memory_*``, through :meth:`PostgresStore.side_database`). They are every table there that the
+store's migrations did not create (:func:`side_tables`): the schema is the store's, the migration
+refuses one holding tables of anything else. Dropping a collection drops them with its schema;
+emptying ``main`` (dropping it after a reindex, or wiping the store) empties them
+(:func:`empty_side_tables`) — their definitions stay, so a feature holding them open keeps working.
 """
 
 from __future__ import annotations
@@ -33,9 +41,11 @@ __all__ = [
     "create_schema",
     "drop_other_collections",
     "drop_schema",
+    "empty_side_tables",
     "migrate_collections",
     "refresh_live_hashes",
     "search_path",
+    "side_tables",
 ]
 
 #: The collection every store starts with: the store's own schema.
@@ -69,6 +79,36 @@ def shared_tables() -> list[str]:
         statement_table(s) for _, statements in MIGRATIONS for s in statements if s.lstrip().startswith("CREATE TABLE")
     ]
     return [t for t in created if t is not None and t not in PER_COLLECTION] + ["rag_schema_version", "rag_live_hashes"]
+
+
+def store_tables() -> frozenset[str]:
+    """Every table the store's migrations create (its own and the shared ones), and the version table."""
+    created = [
+        statement_table(s) for _, statements in MIGRATIONS for s in statements if s.lstrip().startswith("CREATE TABLE")
+    ]
+    return frozenset(t for t in created if t is not None) | {"rag_schema_version"}
+
+
+def side_tables(conn: psycopg.Connection[Any], base: str, name: str) -> list[str]:
+    """The side tables in collection *name*'s schema: its tables the store's migrations did not create."""
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relkind IN ('r', 'p') ORDER BY c.relname",
+        (collection_schema(base, name),),
+    ).fetchall()
+    own = store_tables()
+    return [str(r[0]) for r in rows if str(r[0]) not in own]
+
+
+def empty_side_tables(conn: psycopg.Connection[Any], base: str, name: str) -> list[str]:
+    """Delete every row of collection *name*'s side tables (inside the caller's transaction); returns them."""
+    from psycopg import sql
+
+    schema = sql.Identifier(collection_schema(base, name))
+    tables = side_tables(conn, base, name)
+    for table in tables:
+        conn.execute(sql.SQL("DELETE FROM {}.{}").format(schema, sql.Identifier(table)))
+    return tables
 
 
 def share_tables(conn: psycopg.Connection[Any], base: str, name: str) -> None:
@@ -146,7 +186,7 @@ def refresh_live_hashes(conn: psycopg.Connection[Any], base: str) -> None:
 
 def drop_schema(conn: psycopg.Connection[Any], base: str, name: str) -> None:
     """Drop collection *name* (its schema; ``main``'s tables, which share the store's schema, are emptied
-    and its model forgotten), inside the caller's transaction."""
+    — its side tables too — and its model forgotten), inside the caller's transaction."""
     from psycopg import sql
 
     if name == MAIN_COLLECTION:  # the store's own schema holds the shared tables too: empty main's
@@ -166,6 +206,7 @@ def drop_schema(conn: psycopg.Connection[Any], base: str, name: str) -> None:
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
         )
         conn.execute("UPDATE rag_state SET version = version + 1 WHERE id = 1")
+        empty_side_tables(conn, base, name)  # the graph's, the hierarchy's, memory's rows of main
     conn.execute("DELETE FROM rag_collections WHERE name = %s", (name,))
     conn.execute("UPDATE rag_aliases SET previous = NULL WHERE previous = %s", (name,))
     refresh_live_hashes(conn, base)  # before the schema goes: the view reads it

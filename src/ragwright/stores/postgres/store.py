@@ -314,8 +314,8 @@ class PostgresStore:
         return self._collections.switch_alias(name, check=check)
 
     def drop_collection(self, name: str) -> None:
-        """Delete a collection that is not live (its schema; ``main``'s tables are emptied); staged bytes
-        and parsed documents no remaining collection refers to are pruned."""
+        """Delete a collection that is not live (its schema, or ``main``'s rows and its features' side
+        tables' rows); staged bytes and parsed documents no remaining collection refers to are pruned."""
         self._collections.drop_collection(name)
 
     def drop_abandoned_builds(self) -> list[str]:
@@ -324,8 +324,8 @@ class PostgresStore:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def wipe(self) -> None:
-        """Delete every row of this store (chunks, registry, staging, queue, every collection but ``main``,
-        which the alias names again) and forget the model."""
+        """Delete every row of this store (chunks, registry, staging, queue, the rows of the tables features
+        keep beside them, every collection but ``main``, which the alias names again) and forget the model."""
         state = self._state
         with state.conn() as conn:
             state.store_id = wipe(conn, self.options.schema)

@@ -76,6 +76,9 @@ def test_numbers_and_swapped_terms() -> None:
         "10",
         "1917",
     }
+    # a numeral inside a code is a name, not a quantity the evidence must repeat (as analyze() reads it)
+    assert numbers_in("the Form 10-K and 8-K filings, COVID-19 and F-16") == frozenset()
+    assert numbers_in("a 10-kg weight, pages 10-12, the Boeing 747-400") == {"10", "12", "747", "400"}
     assert swapped_terms(all_stems("What were the Normans' major imports?"), all_stems("Normandy exported horses")) == [
         "import"
     ]

@@ -158,6 +158,8 @@ _ANTONYM_PAIRS: Final = (
 
 
 _DIGITS: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_CODE_AFTER: Final = re.compile(r"-[A-Z]{1,5}(?![\w-])")  # 10-K, 8-K, 737-MAX
+_CODE_BEFORE: Final = re.compile(r"(?<![\w-])[A-Z]{1,6}-$")  # COVID-19, F-16 (searched up to the numeral)
 _ORDINALS: Final = {
     w: str(i)
     for i, w in enumerate(
@@ -180,10 +182,20 @@ _ORDINALS: Final = {
 }
 
 
+def _in_code(text: str, start: int, end: int) -> bool:
+    """Whether the numeral at ``text[start:end]`` is part of a code joined by a hyphen to capitals
+    ("Form 10-K", "COVID-19", "F-16"): a name, not a quantity, as :func:`analyze` reads it too."""
+    return bool(_CODE_AFTER.match(text, end) or _CODE_BEFORE.search(text, 0, start))
+
+
 def numbers_in(text: str) -> frozenset[str]:
     """The numbers of *text*, normalised: numerals ("18,000" → "18000", "60-minute" → "60", "10th" → "10")
-    and ordinal words ("fourth" → "4")."""
-    found = {m.group(0).replace(",", "").rstrip(".") for m in _DIGITS.finditer(text)}
+    and ordinal words ("fourth" → "4"); a numeral inside a code ("10-K", "COVID-19") is not a number."""
+    found = {
+        m.group(0).replace(",", "").rstrip(".")
+        for m in _DIGITS.finditer(text)
+        if not _in_code(text, m.start(), m.end())
+    }
     found |= {_ORDINALS[w.casefold()] for w in words(text) if w.casefold() in _ORDINALS}
     return frozenset(found)
 

@@ -1,7 +1,6 @@
 """The graph beside a store (SQLite and PostgreSQL): cascade (edit, delete, ACL change), chunk metadata,
 resolution, searches."""
 
-from pathlib import Path
 
 import pytest
 
@@ -153,11 +152,10 @@ def test_the_callers_own_entities_are_kept(location: str) -> None:
     assert rag.search("film", identity=ACME, metadata_filter={"entities": "Trigiani Films"})
 
 
-def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(tmp_path: Path) -> None:
-    """SQLite only: the PostgreSQL store has no blue/green reindex (no physical collections)."""
+def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(location: str) -> None:
     from ragwright.options import ChunkingOptions
 
-    rag = make(str(tmp_path / "s.db"), merge_similarity=None)
+    rag = make(location, merge_similarity=None)
     more = b" It was filmed in Virginia over one summer. The cast toured small towns. Critics were divided."
     rag.ingest(BytesSource({"film.md": FILM + more, "author.md": AUTHOR + more}), tenant="acme")
     before = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}

@@ -1,19 +1,10 @@
-"""The hierarchy follows a blue/green reindex: summaries and tree point at the chunks the new store serves.
-SQLite only: the PostgreSQL store has no blue/green reindex (no physical collections)."""
-
-from pathlib import Path
-
-import pytest
+"""The hierarchy follows a blue/green reindex (SQLite and PostgreSQL): summaries and tree point at the
+chunks the new store serves."""
 
 from ragwright.options import ChunkingOptions
 from ragwright.rag import Rag
 
 from .conftest import ACME, BOARD, SECRET_WORDS
-
-
-@pytest.fixture
-def location(tmp_path: Path) -> str:
-    return str(tmp_path / "s.db")
 
 
 def test_summaries_follow_a_reindex_with_a_new_chunker(rag: Rag) -> None:

@@ -1,7 +1,7 @@
 """LLM answers measured (issue 20 item 3): the local chat models against the extractive answer.
 
     python benchmarks/llm_answers.py --squad PATH/dev-v2.0.json --llm local:0.5b --llm local:1.5b \
-        [--per-class 30] [--rag-set] [--work DIR]
+        [--per-class 30] [--rag-set] [--work DIR] [--compress] [--ttft N]
 
 **QA set**: a balanced sample of questions about the five held-out SQuAD 2.0 articles
 (``tools/answerability_data.json``; half SQuAD-unanswerable, drawn with its own seed, never the
@@ -19,6 +19,11 @@ different decline rule:
 Metrics (:mod:`ragwright.eval.qa`): balanced decline accuracy, answer accuracy (answered answerable
 questions holding a gold answer), citation correctness (a cited chunk holds a gold answer),
 faithfulness (lexical), each with a 95 % bootstrap interval.
+
+``--compress``: the sources the model reads are compressed to their sentences closest to the question
+(``use_compression=True``: embedding compression, ``compression_min_similarity`` 0.35) — fewer prompt
+tokens, so less time to the first token; its answers are cached apart (``answers-<model>-compressed``).
+``--ttft N`` times N streamed answers only (after one warm-up), with the prompt's token count.
 
 ``--rag-set``: ``benchmarks/rag_set`` through ``Rag.ask`` with each model and the default gate
 (decline accuracy, key facts, citations, faithfulness), next to the extractive answer.
@@ -70,6 +75,13 @@ def timed_answer(rag: Any, question: str) -> tuple[RagResponse, float | None, in
     return stream.response, first, len(deltas), time.perf_counter() - start, own
 
 
+def rag_prompt(rag: Any, question: str, response: RagResponse) -> list[Any]:
+    """The messages the answer's model read (the default prompt over the response's sources)."""
+    from ragwright.generate.prompt import build_messages
+
+    return build_messages(question, response.sources)
+
+
 def citations_as(response: RagResponse, attach: bool, own: str | None = None) -> RagResponse:
     """*response* with the citations the model wrote itself (``attach=False``) or with the sources of an
     uncited answer attached as :class:`~ragwright.generate.llm_answer.LlmAnswerer` does now (``True``).
@@ -89,14 +101,22 @@ def declined(response: RagResponse, reason: str, p: float) -> RagResponse:
 
 
 def qa_run(
-    rag: Any, llm: Any, items: list[QaItem], work: Path, *, gated_only: bool = False, report_only: bool = False
+    rag: Any,
+    llm: Any,
+    items: list[QaItem],
+    work: Path,
+    *,
+    gated_only: bool = False,
+    report_only: bool = False,
+    compressed: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
     """Each item answered once by the model (gate off), the gates read on the same evidence.
 
     The per-question rows are kept in ``WORK/answers-<model>.pkl`` (a rerun resumes, and re-reads the
     gates with the weights shipped now)."""
     cache = EmbeddingCache()
-    path = work / f"answers-{llm.name.replace(':', '_').replace('/', '_')}.pkl"
+    label = llm.name.replace(":", "_").replace("/", "_") + ("-compressed" if compressed else "")
+    path = work / f"answers-{label}.pkl"
     rows: dict[str, dict[str, Any]] = pickle.loads(path.read_bytes()) if path.exists() else {}
     stacked_model = load_pair_models().get(llm.name)
     lines: list[str] = []
@@ -226,12 +246,19 @@ def main() -> None:
         "--gated-only", action="store_true", help="generate only where a gate lets the question through (no peer row)"
     )
     ap.add_argument("--work", type=Path, default=Path(__file__).parent / ".cache" / "qa_squad")
+    ap.add_argument("--compress", action="store_true", help="the model reads compressed sources (use_compression)")
     args = ap.parse_args()
 
     from ragwright.models.embedders import default_embedder
     from ragwright.models.llms import load_chat
+    from ragwright.options import PRESETS, RetrievalOptions
     from ragwright.rag import Rag
     from ragwright.stores.sqlite import SqliteStore
+
+    retrieval = RetrievalOptions(**PRESETS["hybrid"], use_compression=args.compress)
+
+    def llm_rag(llm: Any) -> Any:
+        return Rag(SqliteStore(args.work / "heldout.db"), default_embedder(), llm=llm, retrieval_options=retrieval)
 
     if args.squad is not None:
         held = squad_data.split(squad_data.load_squad(args.squad))[1]
@@ -246,26 +273,39 @@ def main() -> None:
         if args.ttft:
             for spec in args.llm:
                 llm = load_chat(spec)
-                rag = Rag(SqliteStore(args.work / "heldout.db"), default_embedder(), llm=llm)
+                rag = llm_rag(llm)
                 timed_answer(rag, items[0].question)  # load and warm up
                 for item in items[1 : args.ttft + 1]:
                     load = os.getloadavg()[0]
-                    _, first, deltas, seconds, _ = timed_answer(rag, item.question)
+                    response, first, deltas, seconds, _ = timed_answer(rag, item.question)
                     if first is None:
                         print(f"{llm.name}: no token streamed")
                         continue
                     rate = (deltas - 1) / (seconds - first) if deltas > 1 else float("nan")
-                    print(f"{llm.name}: time to first token {first:.2f} s, {rate:.1f} tokens/s (load {load:.1f})")
+                    prompt = sum(llm.count_tokens(m.content) for m in rag_prompt(rag, item.question, response))
+                    print(
+                        f"{llm.name}{' compressed' if args.compress else ''}: time to first token {first:.2f} s, "
+                        f"{rate:.1f} tokens/s, prompt ~{prompt} tokens (load {load:.1f})"
+                    )
                 rag.close()
             return
         for spec in args.llm:
             llm = load_chat(spec)
-            rag = Rag(SqliteStore(args.work / "heldout.db"), default_embedder(), llm=llm)
-            out, lines = qa_run(rag, llm, items, args.work, gated_only=args.gated_only, report_only=args.report_only)
+            rag = llm_rag(llm)
+            out, lines = qa_run(
+                rag,
+                llm,
+                items,
+                args.work,
+                gated_only=args.gated_only,
+                report_only=args.report_only,
+                compressed=args.compress,
+            )
             rag.close()
             for line in lines:
                 print(line, flush=True)
-            table.extend(summary(f"{llm.name} / {label}", r) for label, r in out["reports"].items())
+            tag = f"{llm.name}{' compressed' if args.compress else ''}"
+            table.extend(summary(f"{tag} / {label}", r) for label, r in out["reports"].items())
             timings.append((llm.name, out["timing"]))
         print(f"\n{'answerer':<46} " + "  ".join(f"{m:<19}" for m in METRICS))
         print("\n".join(table))

@@ -23,6 +23,16 @@ def open_at(location: str) -> Store:
     return SqliteStore(location)
 
 
+def open_following(location: str) -> Store:
+    """The store at *location* as another process holds it open: on PostgreSQL following the alias at
+    every query (``follow_alias_s=0``), so another's reindex is seen at once."""
+    if not location.startswith("postgresql://"):
+        return open_at(location)
+    from ragwright.stores.postgres import PostgresOptions, PostgresStore
+
+    return PostgresStore(location, options=PostgresOptions(follow_alias_s=0))
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Where the test's store lives: ``…/s.db`` or ``postgresql://…`` (a fresh database)."""

@@ -173,7 +173,7 @@ class HierarchySearch:
     def __init__(self, index: HierarchyIndex) -> None:
         self.index = index
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[int, Any]] = {}
+        self._cache: dict[str, tuple[str, Any]] = {}
 
     @property
     def store(self) -> Store:

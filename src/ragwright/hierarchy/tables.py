@@ -12,8 +12,12 @@ connection (WAL); the in-memory store gets an in-memory database.
   hypothetical questions) with the parent they resolve to, the chunks they draw from, tenant and ACL.
 * ``hier_nodes`` — the summary tree, per access scope (one tenant + one ACL): level ≥ 1 nodes with
   their text, vector, the chunks beneath them and their documents.
-* ``hier_state`` — the scopes whose tree is stale, and a version bumped by every write (readers'
-  in-memory matrices follow it).
+* ``hier_state`` — the scopes whose tree is stale, and a version bumped by every write with the
+  tables' *epoch*, a random token written when they are opened or first written to after a wipe
+  (readers' in-memory matrices follow the pair). The counter alone may repeat: a wipe empties the
+  table and it counts from 0 again, and a PostgreSQL store object following its alias to another
+  collection reads that collection's tables, counted apart. The epoch never repeats, so no reader
+  keeps a matrix of other rows.
 
 Every row carries tenant and ACL, so every read is filtered by the caller's identity; the reader then
 re-checks each cited chunk through the store (:mod:`ragwright.hierarchy.search`).
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -69,6 +74,7 @@ _DOCUMENT = _upsert(
 _VECTOR = _upsert("hier_vectors", "vector_id, parent_id, document_id, kind, text, vector, tenant, acl, chunk_ids")
 _NODE = _upsert("hier_nodes", "node_id, scope, tenant, acl, level, text, vector, chunk_ids, document_ids, child_ids")
 _STATE = _upsert("hier_state", "key, value")
+_EPOCH = "INSERT INTO hier_state VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING"
 
 
 def scope_of(tenant: str, acl: Sequence[str]) -> str:
@@ -133,20 +139,29 @@ def open_hierarchy_tables(store: Any, *, busy_timeout: float = 30.0) -> Hierarch
 
 class HierarchyTables(SqlSideTables):
     """The rows. Thread-safe; each write is one transaction that also bumps the version readers'
-    in-memory matrices follow."""
+    in-memory matrices follow (:meth:`version`)."""
 
     def __init__(self, db: SideDatabase) -> None:
         super().__init__(db, SCHEMA, lock="hierarchy")
 
+    def _create(self) -> None:
+        """The schema, and the epoch of tables that have none yet (a store written before there was one)."""
+        super()._create()
+        with self.db.write(self._lock_name) as (run, _):
+            run(self.dialect.sql(_EPOCH), (uuid.uuid4().hex,))
+
     def _before_commit(self, run: Run) -> None:
+        run(_EPOCH, (uuid.uuid4().hex,))  # after a wipe emptied the table: a new one
         run(
             "INSERT INTO hier_state VALUES ('version', '1') ON CONFLICT (key) "
             "DO UPDATE SET value = CAST(CAST(hier_state.value AS INTEGER) + 1 AS TEXT)"
         )
 
-    def version(self) -> int:
-        rows = self._rows("SELECT value FROM hier_state WHERE key = 'version'")
-        return int(rows[0][0]) if rows else 0
+    def version(self) -> str:
+        """``epoch:counter`` of the rows now (``""`` while a wipe has left no epoch: no rows either): it
+        changes with every write and never comes back (see the module docstring)."""
+        state = dict(self._rows("SELECT key, value FROM hier_state WHERE key IN ('epoch', 'version')"))
+        return f"{state['epoch']}:{state.get('version', 0)}" if "epoch" in state else ""
 
     # -- documents ----------------------------------------------------------------------------------------
     def replace_document(self, row: DocumentRow, vectors: Sequence[VectorRow] = ()) -> None:

@@ -1,7 +1,6 @@
 """The graph beside a store (SQLite and PostgreSQL): cascade (edit, delete, ACL change), chunk metadata,
 resolution, searches."""
 
-
 import pytest
 
 from ragwright.errors import ConfigError
@@ -10,7 +9,7 @@ from ragwright.model.identity import Identity
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
 from ragwright.testing.doubles import HashingEmbedder
-from tests.graph.backends import open_at
+from tests.graph.backends import open_at, open_following
 
 FILM = b"# Big Stone Gap\n\nBig Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani."
 AUTHOR = b"# Author\n\nAdriana Trigiani is a best-selling author. She lives in Greenwich Village in New York City."
@@ -159,6 +158,9 @@ def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(location: str)
     more = b" It was filmed in Virginia over one summer. The cast toured small towns. Critics were divided."
     rag.ingest(BytesSource({"film.md": FILM + more, "author.md": AUTHOR + more}), tenant="acme")
     before = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}
+    other = Rag(open_following(location), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
+    question = "Where does the director of Big Stone Gap live?"
+    assert other.graph is not None and other.graph.search(question, identity=ACME).results  # another process
     report = rag.reindex(chunking=ChunkingOptions(max_tokens=24, min_tokens=4))
     assert report.switched, report.reason
     after = {c.id for doc in ("film.md", "author.md") for c in rag.store.document_chunks(doc)}
@@ -172,6 +174,10 @@ def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(location: str)
     assert graph.show("Adriana Trigiani", identity=ACME)[0] is not None
     rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])  # the new pipeline extracts
     assert graph.show("Zorblax Holdings", identity=BOARD)[0] is not None
+    seen = other.graph.search(question, identity=ACME).results  # the other process reads the new graph too
+    assert {"film.md", "author.md"} <= {r.document_id for r in seen} and {r.chunk.id for r in seen} <= after
+    shown, _ = other.graph.show("Zorblax Holdings", identity=BOARD)
+    assert shown is not None and set(shown.chunk_ids) <= {c.id for c in other.store.document_chunks("secret.md")}
 
 
 class _PrefersAuthor:

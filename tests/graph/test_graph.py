@@ -180,6 +180,34 @@ def test_the_graph_follows_a_blue_green_reindex_to_the_new_chunks(location: str)
     assert shown is not None and set(shown.chunk_ids) <= {c.id for c in other.store.document_chunks("secret.md")}
 
 
+def test_a_reindex_by_a_process_without_the_graph_is_caught_up(location: str) -> None:
+    """Another process reindexes without the graph (on PostgreSQL: into a collection without its tables,
+    which this process then reads; on SQLite: under mentions of the old chunks); this process's graph
+    catches up at its next read: entities and relations over the new chunks, still under the caller's ACL."""
+    from ragwright.options import ChunkingOptions
+
+    rag = Rag(open_following(location), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None))
+    more = b" It was filmed in Virginia over one summer. The cast toured small towns. Critics were divided."
+    rag.ingest(BytesSource({"film.md": FILM + more, "author.md": AUTHOR + more}), tenant="acme")
+    rag.ingest(BytesSource({"secret.md": SECRET}), tenant="acme", acl=["board"])
+    graph = rag.graph
+    assert graph is not None
+    question = "Where does the director of Big Stone Gap live?"
+    assert graph.search(question, identity=ACME).results
+    plain = Rag(open_following(location), HashingEmbedder(max_tokens=64))
+    report = plain.reindex(chunking=ChunkingOptions(max_tokens=24, min_tokens=4))
+    assert report.switched, report.reason
+    served = {c.id for doc in ("film.md", "author.md", "secret.md") for c in plain.store.document_chunks(doc)}
+    found = graph.search(question, identity=ACME)
+    assert {"film.md", "author.md"} <= {r.document_id for r in found.results}
+    assert {r.chunk.id for r in found.results} <= served and "secret.md" not in {r.document_id for r in found.results}
+    rows = {r[0] for r in graph.index.tables._rows("SELECT chunk_id FROM graph_mentions")}
+    assert rows and rows <= served  # every mention points at a chunk the new collection serves
+    assert graph.show("Zorblax Holdings", identity=ACME) == (None, [])
+    shown, _ = graph.show("Zorblax Holdings", identity=BOARD)
+    assert shown is not None and set(shown.chunk_ids) <= served
+
+
 class _PrefersAuthor:
     """A reranker that scores a passage by whether it talks about where someone lives."""
 

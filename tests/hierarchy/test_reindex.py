@@ -50,3 +50,27 @@ def test_another_process_follows_the_reindex_to_the_new_tree(location: str, rag:
     found = other.hierarchy.search(question, identity=ACME, mode="tree").results
     assert found and all(r.chunk.id in served for r in found if r.document_id == "whales.md")
     assert "tree" in found[0].arms  # the tree over the new chunks, not the old collection's cached one
+
+
+def test_a_reindex_by_a_process_without_the_hierarchy_is_caught_up(location: str, rag: Rag) -> None:
+    """Another process reindexes without the hierarchy (on PostgreSQL: into a collection without its tables,
+    which this process then reads; on SQLite: under summaries citing the old chunks); this process's
+    hierarchy catches up at its next search: summaries of the new chunks, the tree over them."""
+    mine = _later(location)
+    assert mine.hierarchy is not None
+    question = "How far do humpback whales migrate?"
+    assert "tree" in mine.hierarchy.search(question, identity=ACME, mode="tree").results[0].arms
+    plain = Rag(open_following(location), HashingEmbedder(max_tokens=64))
+    report = plain.reindex(chunking=ChunkingOptions(max_tokens=16, min_tokens=1))
+    assert report.switched, report.reason
+    served = {
+        c.id for doc in ("whales.md", "rockets.md", "bread.md", "secret.md") for c in plain.store.document_chunks(doc)
+    }
+    found = mine.hierarchy.search(question, identity=ACME, mode="tree").results
+    assert found and found[0].document_id == "whales.md" and "tree" in found[0].arms
+    assert {r.chunk.id for r in found} <= served
+    docs = mine.hierarchy.index.tables.documents()
+    assert set(docs) == {"whales.md", "rockets.md", "bread.md", "secret.md"}
+    assert all(set(ids) <= served for _t, _a, ids in docs.values())  # every summary over the new chunks
+    shown = " ".join(r.chunk.text for r in mine.hierarchy.search("Zorblax merger", identity=ACME, mode="tree").results)
+    assert not any(word in shown for word in SECRET_WORDS)

@@ -80,6 +80,7 @@ class GraphIndex:
         self.options = options or GraphOptions()
         self.extractor = extractor or make_extractor(self.options, llm)
         self.tables = tables or open_graph_tables(store)
+        self.tables.on_move = self._moved  # another process's reindex: the new collection's tables
         self._cache: OrderedDict[str, Extraction] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -125,6 +126,11 @@ class GraphIndex:
         self.tables.replace_document(record.document_id, record.tenant, record.acl, self.extractor.version, extractions)
 
     # -- cascade -----------------------------------------------------------------------------------------
+    def _moved(self) -> None:
+        """The store now reads other tables (on PostgreSQL: another process's reindex moved the alias to a
+        new collection): bring the graph there in step with the registry."""
+        self.sync()
+
     def sync(self) -> dict[str, int]:
         """Reconcile with the registry (see the module docstring); returns what changed."""
         records = {r.document_id: r for r in self.store.list_records() if r.status is DocumentStatus.INDEXED}

@@ -82,6 +82,7 @@ class HierarchyIndex:
         self.llm = llm if self.options.summary != "extractive" else None
         self.question_llm = llm if self.options.questions > 0 else None
         self.tables = tables or open_hierarchy_tables(store)
+        self.tables.on_move = self.sync  # another process's reindex: the new collection's tables catch up
         self.trees = TreeBuilder(self.tables, store, embedder, self.options, self.llm)
         self._lock = threading.Lock()
 
@@ -160,15 +161,20 @@ class HierarchyIndex:
         """Reconcile with the registry (see the module docstring); returns what changed."""
         records = {r.document_id: r for r in self.store.list_records() if r.status is DocumentStatus.INDEXED}
         done = {"removed": 0, "access": 0, "summarised": 0}
+        written = self.tables.summarised_at()
         for doc, (tenant, acl, _ids) in self.tables.documents().items():
-            record = records.pop(doc, None)
+            record = records.get(doc)
             if record is None:
                 self.tables.remove_document(doc)
                 done["removed"] += 1
             elif (record.tenant, tuple(sorted(record.acl))) != (tenant, tuple(sorted(acl))):
                 self.tables.update_access(doc, record.tenant, record.acl)
                 done["access"] += 1
-        for doc, record in records.items():  # indexed without a summary: summarise now
+            # re-indexed after it was summarised (by a run without the hierarchy, e.g. another process's
+            # reindex: its summary cites chunks no longer served): summarise it again
+            if record is not None and record.updated_at <= written.get(doc, 0.0):
+                records.pop(doc)
+        for doc, record in records.items():  # indexed without a (current) summary: summarise now
             chunks = self.store.document_chunks(doc)
             if not chunks:
                 continue

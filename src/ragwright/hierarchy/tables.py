@@ -236,6 +236,10 @@ class HierarchyTables(SqlSideTables):
         rows = self._rows("SELECT document_id, tenant, acl, chunk_ids FROM hier_documents")
         return {str(d): (str(t), self.dialect.decode_acl(a), tuple(json.loads(ids))) for d, t, a, ids in rows}
 
+    def summarised_at(self) -> dict[str, float]:
+        """``document_id -> when its summary was written`` (``time.time()``)."""
+        return {str(d): float(t) for d, t in self._rows("SELECT document_id, updated_at FROM hier_documents")}
+
     def document_rows(self, document_ids: Sequence[str] | None = None) -> list[DocumentRow]:
         sql = (
             "SELECT document_id, tenant, acl, title, summary, cited, chunk_ids, method, vector, centroid "

@@ -174,6 +174,13 @@ class SideDatabase(Protocol):
 
     def has_rows(self, table: str) -> bool: ...
 
+    def location(self) -> str:
+        """The collection whose rows the tables hold now: it changes when the store object follows its
+        alias to another (another process's reindex). On PostgreSQL the statements then reach that
+        collection's own side tables; in an SQLite file every collection shares them, and their rows
+        are to be brought in step with the new collection's chunks."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -182,8 +189,9 @@ class SqliteSideDatabase:
 
     dialect = SQLITE_SIDE
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn, self._lock = conn, threading.RLock()
+    def __init__(self, conn: sqlite3.Connection, where: Callable[[], str] | None = None) -> None:
+        #: The store's current collection (:meth:`location`), when it has collections.
+        self.conn, self._lock, self.where = conn, threading.RLock(), where
 
     @contextmanager
     def write(self, lock: str) -> Iterator[tuple[Run, Run]]:
@@ -211,6 +219,10 @@ class SqliteSideDatabase:
                 self.has_table(table) and self.conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
             )
 
+    def location(self) -> str:
+        """The store's current collection (``""`` when not said): every one shares the file's tables."""
+        return self.where() if self.where is not None else ""
+
     def close(self) -> None:
         with self._lock:
             self.conn.close()
@@ -220,11 +232,15 @@ def open_sql_side(store: Any, *, hook: str, feature: str, busy_timeout: float = 
     """The database for *feature*'s tables beside *store*: its ``side_database()`` (PostgreSQL), else
     SQLite as :func:`open_side_database` opens it (a *hook* returning a connection, the store's file, or
     in memory)."""
+    where = (lambda: str(store.current_collection)) if hasattr(type(store), "current_collection") else None
     offered = getattr(store, "side_database", None)
     if callable(offered):
         db: SideDatabase = offered()
+        if getattr(db, "where", "") is None:  # the store did not say: its current collection
+            db.where = where  # type: ignore[attr-defined]
         return db
-    return SqliteSideDatabase(open_side_database(store, hook=hook, feature=feature, busy_timeout=busy_timeout))
+    conn = open_side_database(store, hook=hook, feature=feature, busy_timeout=busy_timeout)
+    return SqliteSideDatabase(conn, where)
 
 
 def side_dialect(store: Any) -> SideDialect:
@@ -236,25 +252,48 @@ def side_dialect(store: Any) -> SideDialect:
 class SqlSideTables:
     """Side tables over a :class:`SideDatabase`: the *schema* created on open (or, with *lazy* naming one
     of its tables, on the first write: reads find nothing until then), each write one transaction
-    (serialised under *lock*), every statement written once with ``?`` (see :class:`SideDialect`)."""
+    (serialised under *lock*), every statement written once with ``?`` (see :class:`SideDialect`).
+
+    When the database's :meth:`~SideDatabase.location` moves (the store object followed its alias to a
+    collection another process built, maybe without this feature), the schema is made sure of there on
+    the first read (or, *lazy*, once it exists) — never read from tables that are not there — and
+    :attr:`on_move` runs, for the feature to bring its rows in step with that collection."""
 
     def __init__(self, db: SideDatabase, schema: Sequence[str], *, lock: str, lazy: str | None = None) -> None:
         self.db, self.dialect, self._lock_name = db, db.dialect, lock
-        self._schema, self._lazy, self._ready = tuple(schema), lazy, False
+        self._schema, self._lazy = tuple(schema), lazy
+        self._ready: set[str] = set()  # the locations whose schema is known to exist
+        #: Called when the tables first hold another collection's rows (the feature catches up there).
+        self.on_move: Callable[[], object] | None = None
         if lazy is None:
             self._create()
 
+    def location(self) -> str:
+        """Which tables the statements reach now (see :meth:`SideDatabase.location`)."""
+        return self.db.location()
+
     def _create(self) -> None:
+        where = self.db.location()
         with self.db.write(self._lock_name) as (run, _many):
             for statement in self._schema:
                 run(self.dialect.sql(statement))
-        self._ready = True
+        self._ready.add(where)
 
     def _exists(self) -> bool:
-        """Whether the schema exists (always after open unless *lazy*)."""
-        if not self._ready and self._lazy is not None:
-            self._ready = self.db.has_table(self._lazy)
-        return self._ready
+        """Whether the schema exists where the statements go now (created there unless *lazy*); on moving
+        to new tables, :attr:`on_move` runs once they are there."""
+        where = self.db.location()
+        if where in self._ready:
+            return True
+        if self._lazy is None:
+            self._create()
+        elif self.db.has_table(self._lazy):
+            self._ready.add(where)
+        else:
+            return False
+        if len(self._ready) > 1 and self.on_move is not None:
+            self.on_move()
+        return True
 
     @contextmanager
     def _write(self) -> Iterator[tuple[Run, Run]]:

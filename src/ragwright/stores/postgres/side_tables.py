@@ -7,7 +7,9 @@ replacing the same document never interleave. The statements are the shared ones
 :class:`~ragwright.stores.side_tables.SqlSideTables`; :data:`POSTGRES_SIDE` says what differs: ``%s``
 placeholders, ``double precision``, ``bytea``, an ACL as ``text[]`` read by the store's own security
 predicate (``acl && groups``, an empty ACL matching nobody), byte-order text comparison, an identity
-column ``seq`` where SQLite orders by ``rowid``.
+column ``seq`` where SQLite orders by ``rowid``. Each collection has its own side tables (they live in
+its schema): :meth:`PostgresSideDatabase.location` says which collection the connections are on now, so
+the tables are created there, and the feature catches up, when the store object follows its alias.
 """
 
 from __future__ import annotations
@@ -43,8 +45,18 @@ class PostgresSideDatabase:
 
     dialect = POSTGRES_SIDE
 
-    def __init__(self, connection: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]) -> None:
-        self._connection = connection
+    def __init__(
+        self,
+        connection: Callable[[], AbstractContextManager[psycopg.Connection[Any]]],
+        where: Callable[[], str] | None = None,
+    ) -> None:
+        #: The collection the connections are on now (:meth:`location`); ``None``: not said yet
+        #: (:func:`~ragwright.stores.side_tables.open_sql_side` then asks the store's ``current_collection``).
+        self._connection, self.where = connection, where
+
+    def location(self) -> str:
+        """The collection whose schema the statements reach now (``""`` when not said)."""
+        return self.where() if self.where is not None else ""
 
     @contextmanager
     def write(self, lock: str) -> Iterator[tuple[Run, Run]]:

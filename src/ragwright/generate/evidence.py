@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.chunk.split import sentences
+from ragwright.generate.acronyms import acronym_stems
 from ragwright.generate.question import Question, content_stems, coverage, is_negated, new_type_spans
 from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder
@@ -312,7 +313,8 @@ def gather(
 
     units = units_of(results)
     seqs = [content_stems(u.text) for u in units]
-    stems = [frozenset(seq) for seq in seqs]
+    # a unit also matches the question words its acronyms stand for (and the question's acronym it spells out)
+    stems = [frozenset(seq) | acronym_stems(question.text, u.text) for seq, u in zip(seqs, units, strict=True)]
     window_stems: list[frozenset[str]] = []
     for i, u in enumerate(units):
         near = [stems[j] for j in (i - 1, i, i + 1) if 0 <= j < len(units) and units[j].source == u.source]

@@ -73,7 +73,9 @@ _QUOTED: Final = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _EXPANSION: Final = re.compile(
     r"\b([A-ZÀ-ÖØ-Þ][\w-]*(?:\s+(?:and|of|for|the|in|on|to|&|[A-ZÀ-ÖØ-Þ][\w-]*))*\s*\([A-Z][A-Za-z0-9&-]{1,12}\))"
 )
-_NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nor|neither|without|n't|cannot|unable|fail(?:ed|s)? to)\b", re.I)
+_NEGATION: Final = re.compile(
+    r"\b(?:not|no|never|none|nor|neither|without|except|excluding|n't|cannot|unable|fail(?:ed|s)? to)\b", re.I
+)
 _QUALIFIER_WORDS: Final = (
     "first last only main largest smallest biggest longest shortest highest lowest most least best worst "
     "earliest latest oldest newest youngest major minor primary original final previous next former "
@@ -271,6 +273,11 @@ def _stop() -> frozenset[str]:
     from ragwright.index.stopwords import SNOWBALL_ENGLISH
 
     return SNOWBALL_ENGLISH
+
+
+def stop_words() -> frozenset[str]:
+    """The English stop words content words are read without."""
+    return _stop()
 
 
 @functools.lru_cache(maxsize=65_536)

@@ -1,0 +1,72 @@
+"""Acronyms and the words they stand for, matched between a question and its evidence.
+
+A question asks about "hyper parameter optimization" and the passage says "we chose PubTabNet to
+perform HPO"; or the question says "RCAC" and the passage spells out "Row and Column Access Control".
+Word coverage alone counts those words as missing. :func:`acronym_stems` gives a unit the stems of the
+question words one of its acronyms stands for, and the question's acronym when the unit spells it out,
+so coverage sees the match. An acronym is 2–8 capitals (a trailing "s" allowed: "LLMs"); its expansion
+is a run of content words whose initials spell it, skipping the small words acronyms leave out
+("and", "of", "the", "for" …) inside the run. A two-letter acronym matches capitalised words only
+("European Union" for "EU", never "every user"). Runs are read in the question's own word order (or the
+unit's), never pieced together across a passage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from ragwright.generate.question import stem, stop_words, words
+
+_ACRONYM: Final = re.compile(r"^([A-Z]{2,8})s?$")
+_SKIPPED: Final = frozenset(["and", "of", "the", "for", "in", "on", "to", "a", "an"])
+
+
+def acronyms_in(text: str) -> set[str]:
+    """The acronyms written in *text* ("HPO", "RCAC", "LLMs" → "LLM")."""
+    return {m.group(1) for w in words(text) if (m := _ACRONYM.match(w))}
+
+
+def _spelled(acronym: str, tokens: Sequence[str], start: int) -> int | None:
+    """The end of the run of *tokens* from *start* whose initials spell *acronym* (small words skipped
+    inside the run, never first or last), or ``None``."""
+    stop = stop_words()
+    i, j = start, 0
+    while j < len(acronym):
+        if i >= len(tokens):
+            return None
+        token = tokens[i]
+        if token.casefold() in _SKIPPED and j > 0:
+            i += 1
+            continue
+        if token[:1].upper() != acronym[j] or token.casefold() in stop:
+            return None
+        if len(acronym) == 2 and not token[:1].isupper():
+            return None
+        i, j = i + 1, j + 1
+    return i
+
+
+def expansions(acronym: str, text: str) -> list[list[str]]:
+    """Every run of words in *text* whose initials spell *acronym* (the words, in order)."""
+    tokens = words(text)
+    out = []
+    for start in range(len(tokens)):
+        end = _spelled(acronym, tokens, start)
+        if end is not None:
+            out.append([t for t in tokens[start:end] if t.casefold() not in _SKIPPED])
+    return out
+
+
+def acronym_stems(question: str, unit: str) -> frozenset[str]:
+    """Stems the unit matches through an acronym: the question words a unit's acronym stands for, and the
+    question's acronym when the unit spells it out."""
+    found: set[str] = set()
+    for acronym in acronyms_in(unit) - acronyms_in(question):
+        for run in expansions(acronym, question):
+            found |= {stem(w) for w in run}
+    for acronym in acronyms_in(question) - acronyms_in(unit):
+        if expansions(acronym, unit):
+            found.add(stem(acronym))
+    return frozenset(found)

@@ -1,0 +1,35 @@
+"""Acronyms matched between a question and its evidence, both ways, without inventing matches."""
+
+from ragwright.generate.acronyms import acronym_stems, acronyms_in, expansions
+from ragwright.generate.question import analyze, is_negated, stem
+
+
+def test_a_units_acronym_covers_the_question_words_it_stands_for() -> None:
+    q = "Which data set was chosen to perform hyper parameter optimization?"
+    found = acronym_stems(q, "We have chosen the PubTabNet data set to perform HPO, since it is diverse.")
+    assert found == {stem("hyper"), stem("parameter"), stem("optimization")}
+
+
+def test_a_unit_that_spells_out_the_questions_acronym_covers_it() -> None:
+    unit = "IBM i 7.2 introduces Row and Column Access Control in DB2 for i."
+    assert acronym_stems("What does RCAC stand for?", unit) == {stem("RCAC")}
+    assert acronym_stems("What does RCAC stand for?", "Row permissions and column masks.") == frozenset()
+
+
+def test_no_invented_matches() -> None:
+    # two letters need capitalised words; stop words never spell a letter; plurals of acronyms count
+    assert acronym_stems("What does every user need?", "The EU decided.") == frozenset()
+    assert acronym_stems("When was the European Union founded?", "The EU was founded in 1993.") == {
+        stem("European"),
+        stem("Union"),
+    }
+    assert acronyms_in("LLMs and the API, not Ok or X") == {"LLM", "API"}
+    assert expansions("TO", "The Other one") == []  # "The" is a stop word, never a letter
+    # an acronym the question already writes adds nothing
+    assert acronym_stems("What is HPO?", "HPO tunes parameters.") == frozenset()
+
+
+def test_except_is_a_negation() -> None:
+    assert is_negated("Ducks are found on every continent except Antarctica.")
+    assert analyze("On which continent are ducks not found?").negated
+    assert not is_negated("Ducks are found on every continent.")

@@ -4,7 +4,8 @@ Opening a file whose schema is in place writes nothing (so it waits for no write
 read transaction first. Otherwise one write transaction creates or upgrades it — an older file is backed
 up first (:func:`~ragwright.stores.sqlite.schema.backup_before_upgrade`) — and applies the
 ``collection`` stale-data guard: when a name is given and the file holds a different one, every
-persisted row is wiped (logged as ``collection_mismatch_wiped``).
+persisted row is wiped (logged as ``collection_mismatch_wiped``), the rows of the tables features keep
+beside the store's too (:mod:`~ragwright.stores.sqlite.side_tables`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ragwright.stores.sqlite.schema import (
     schema_in_place,
     upgrade_registry,
 )
+from ragwright.stores.sqlite.side_tables import empty_side_tables
 from ragwright.stores.sqlite.transaction import busy_error, is_busy
 
 if TYPE_CHECKING:
@@ -107,6 +109,7 @@ def init_schema(h: SqliteHandle, collections: SqliteCollections, collection: str
                 collections.wipe()
                 for table in ("chunks", "documents", "staged", "parsed", "parents"):
                     conn.execute(f"DELETE FROM {table}")
+                empty_side_tables(conn)  # the graph's, the hierarchy's, memory's rows (their tables stay)
                 conn.execute("DELETE FROM rag_metadata WHERE key LIKE 'embedding_%'")
                 h.bump_index_version()
             h.set_meta("collection", collection)

@@ -145,10 +145,11 @@ class PostgresStore:
         return PostgresTagTable(self._state.conn)
 
     def side_database(self) -> PostgresSideDatabase:
-        """Where a feature keeps its tables beside the store's (the graph: :mod:`.side_tables`)."""
+        """Where a feature keeps its tables beside the store's (the graph: :mod:`.side_tables`): in the
+        schema of the collection this store object reads now (it moves when the store follows its alias)."""
         from ragwright.stores.postgres.side_tables import PostgresSideDatabase
 
-        return PostgresSideDatabase(self._state.conn)
+        return PostgresSideDatabase(self._state.conn, where=lambda: self.current_collection)
 
     # -- chunks (chunks.py) and the registry ---------------------------------------------------------------
     def replace_document(

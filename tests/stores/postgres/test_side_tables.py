@@ -95,3 +95,18 @@ def test_dropping_main_after_a_reindex_deletes_its_side_rows_and_keeps_the_new_c
         new_rows = rows_in(pg_dsn, f"ragwright__{name}")
         assert min(new_rows[t] for t in FILLED) > 0, new_rows  # the live collection's side rows stay
         assert store.current_collection == name and counts(store)["graph documents"] == 1
+
+
+def test_the_side_database_follows_the_store_objects_collection(pg_dsn: str) -> None:
+    # the store names its own location: main, a pinned collection's name, the new one after the switch
+    with PostgresStore(pg_dsn) as store:
+        store.bind_embedder("m", DIM)
+        db = store.side_database()
+        assert db.location() == "main"
+        name = store.create_collection()
+        with store.open_collection(name) as built:
+            built.bind_embedder("m", DIM)
+            assert built.side_database().location() == name
+        store.switch_alias(name)
+        store.count_chunks()  # a write or read follows the alias
+        assert db.location() == store.current_collection == name

@@ -23,11 +23,12 @@ from typing import Any
 from ragwright.chunk.parents import VERSION as PARENTS_VERSION
 from ragwright.chunk.parents import attach_parents
 from ragwright.errors import ConfigError, ParseError, RagwrightError, StoreBusyError
-from ragwright.ingest.changes import children_intact, metadata_keys, reconcile, update_access
+from ragwright.ingest.changes import children_intact, reconcile, update_access
 from ragwright.ingest.chunking import Chunker, chunk_document, warm_up
 from ragwright.ingest.dates import caller_dates
 from ragwright.ingest.deadletter import dead_letter
 from ragwright.ingest.parse_ahead import ParseAhead
+from ragwright.ingest.records import failed_attempt, finished_records, indexed_record
 from ragwright.ingest.report import IngestFailure, IngestReport
 from ragwright.ingest.schedule import cheap_first
 from ragwright.ingest.sparse import backfill_sparse, store_sparse
@@ -35,7 +36,7 @@ from ragwright.ingest.vectors import embed_chunks
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 from ragwright.model.identity import DEFAULT_TENANT, normalize_acl
-from ragwright.model.ids import sha256_bytes, sha256_text
+from ragwright.model.ids import sha256_bytes
 from ragwright.model.metadata import RESERVED_KEYS, normalize_metadata
 from ragwright.model.records import DocumentRecord, DocumentStatus
 from ragwright.models.embedders.base import Embedder, embedder_spec
@@ -232,17 +233,7 @@ class IngestPipeline:
         doc_id = item.document_id
         stage = "read"
         previous = self.store.get_record(doc_id)
-        # What a failure records: this attempt's tenant, ACL, metadata and root (see ingest.deadletter).
-        attempt = DocumentRecord(
-            doc_id,
-            item.uri,
-            "",
-            DocumentStatus.FAILED,
-            tenant=access[0],
-            acl=access[1],
-            source_root=root,
-            metadata=dict(user_meta),
-        )
+        attempt = failed_attempt(item, access, root, user_meta)  # what a failure records
         try:
             with report.timed("read"):
                 loaded = load_within(item, self.options.parse.max_file_bytes)  # a known size: refused unread
@@ -254,21 +245,14 @@ class IngestPipeline:
                     if isinstance(loaded, Document)
                     else parser_version_for(bytes(loaded), item.name_hint)
                 )
-            now = time.time()
-            record = DocumentRecord(
-                document_id=doc_id,
-                source=item.uri,
-                content_hash=content_hash,
-                status=DocumentStatus.INDEXED,
-                parser_version=parser_version,
-                chunker_version=self.chunker_version,
-                embedding_model=self.embedder.name,
-                tenant=access[0],
-                acl=access[1],
-                source_root=root,
-                created_at=previous.created_at if previous else now,
-                updated_at=now,
-                metadata=dict(user_meta),
+            record = indexed_record(
+                item,
+                content_hash,
+                (parser_version, self.chunker_version, self.embedder.name),
+                access,
+                root,
+                user_meta,
+                previous,
             )
             if (
                 previous is not None
@@ -308,36 +292,14 @@ class IngestPipeline:
         except (RagwrightError, OSError, ValueError, UnicodeError) as exc:
             dead_letter(self.store, attempt, stage, exc, previous, report)
             return []
-        child_ids = [child.id for child, child_chunks in children if child_chunks]
-        record = dataclasses.replace(
-            record,
-            title=document.title,
-            chunk_count=len(chunks),
-            metadata_keys=metadata_keys(chunks),  # what a filter can match (Rag.metadata_keys)
-            children=tuple(child_ids),
-            warnings=tuple(document.warnings),
-            name_hint=item.name_hint,  # a reindex parses staged bytes with the same hint …
-            source_meta=normalize_metadata(item.metadata),  # … and gives the chunks the same metadata
-        )
-        pending = [self._pending(record, chunks, _existed(previous))]
-        for child, child_chunks in children:
-            if not child_chunks:
-                continue
-            child_previous = self.store.get_record(child.id)
-            child_record = dataclasses.replace(
-                record,
-                document_id=child.id,
-                source=f"{item.uri}#{child.id.rsplit('/', 1)[-1]}",
-                content_hash=sha256_text(f"{content_hash}\x1f{child.id}"),
-                title=child.title,
-                chunk_count=len(child_chunks),
-                created_at=child_previous.created_at if child_previous else record.created_at,
-                metadata_keys=metadata_keys(child_chunks),
-                children=(),
-                parent=doc_id,
-                warnings=tuple(child.warnings),
-            )
-            pending.append(self._pending(child_record, child_chunks, _existed(child_previous)))
+        records = finished_records(record, item, document, chunks, children)
+        pending = []
+        for n, (done, done_chunks) in enumerate(records):
+            before = previous if n == 0 else self.store.get_record(done.document_id)
+            if n and before is not None:  # an attachment keeps the time it was first seen
+                done = dataclasses.replace(done, created_at=before.created_at)
+            pending.append(self._pending(done, done_chunks, _existed(before)))
+        child_ids = [done.document_id for done, _ in records[1:]]
         stale = set(previous.children) - set(child_ids) if previous else set()
         for gone in sorted(stale):
             self.store.remove_document(gone)

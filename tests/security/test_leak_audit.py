@@ -51,13 +51,13 @@ def test_leak_audit_on_the_memory_store() -> None:
 def test_the_audit_catches_an_arm_without_its_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arm: str) -> None:
     """Proof the gate can fail: drop one arm's security filter and the audit reports leaks in that arm."""
     if arm == "keyword":  # both layers: the index's allowed set and the re-check when chunks are fetched
-        get_chunks = SqliteChunks.get_chunks  # the SQLite store's chunk table (its part for lookups)
+        chunk_rows = SqliteChunks.chunk_rows  # the SQLite store's chunk table (the rows its lookups decode)
 
         def everything(self: SqliteChunks, ids: list[str], identity: Identity) -> list[object]:
-            return [c for t in ("acme", "globex", "initech") for c in get_chunks(self, ids, Identity(t, ALL))]
+            return [r for t in ("acme", "globex", "initech") for r in chunk_rows(self, ids, Identity(t, ALL))]
 
         monkeypatch.setattr(SqliteRows, "allowed_ids", lambda self, identity, flt: None)
-        monkeypatch.setattr(SqliteChunks, "get_chunks", everything)
+        monkeypatch.setattr(SqliteChunks, "chunk_rows", everything)
     else:
         original = SqliteStore.search_dense
 

@@ -16,6 +16,7 @@ from ragwright.stores.memory import MemoryStore
 from ragwright.stores.sqlite import SqliteStore
 from ragwright.stores.sqlite.chunks import SqliteChunks
 from ragwright.stores.sqlite.rows import SqliteRows
+from ragwright.stores.sqlite.schema import chunk_row
 from ragwright.testing.doubles import HashingEmbedder
 
 TENANTS = ("acme", "globex")
@@ -138,11 +139,14 @@ def test_removing_the_keyword_arm_filter_is_caught(tmp_path: Path, monkeypatch: 
     store = SqliteStore(tmp_path / "s.db")
     rag, access = build(store, seed=5)
     # the SQLite store's parts: the eligible sets the keyword arm filters by, and the chunk table's lookup
+    # (the rows it decodes: every document's, whoever asks)
     monkeypatch.setattr(SqliteRows, "allowed_ids", lambda self, identity, flt: None)
     monkeypatch.setattr(
         SqliteChunks,
-        "get_chunks",
-        lambda self, ids, identity: [c for doc in access for c in self.document_chunks(doc) if c.id in set(ids)],
+        "chunk_rows",
+        lambda self, ids, identity: [
+            chunk_row(c, b"")[:14] for doc in access for c in self.document_chunks(doc) if c.id in set(ids)
+        ],
     )
     leaked = 0
     for identity in identities():

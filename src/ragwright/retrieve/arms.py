@@ -84,11 +84,11 @@ class SearchOptions(OptionsBase):
 
 def missing_from(arm: str, hits_per_arm: Mapping[str, Sequence[Hit]]) -> list[str]:
     """Chunk ids the other arms returned that *arm* did not, in first-seen order."""
-    have = {h.chunk.id for h in hits_per_arm.get(arm, ())}
+    have = {h.chunk_id for h in hits_per_arm.get(arm, ())}
     out: dict[str, None] = {}
     for other, hits in hits_per_arm.items():
         if other != arm:
-            out.update((h.chunk.id, None) for h in hits if h.chunk.id not in have)
+            out.update((h.chunk_id, None) for h in hits if h.chunk_id not in have)
     return list(out)
 
 
@@ -107,14 +107,23 @@ def dense_completions(query_vector: Vector, vectors: Mapping[str, Vector]) -> di
 
 
 def rescore(
-    query_vector: Vector, pool: Mapping[str, Chunk], vectors: Mapping[str, Vector], depth: int, min_score: float = 0.0
+    query_vector: Vector,
+    pool: Mapping[str, Chunk | Hit],
+    vectors: Mapping[str, Vector],
+    depth: int,
+    min_score: float = 0.0,
 ) -> list[Hit]:
-    """The dense arm over a candidate *pool* (chunk id -> chunk, already visible to the caller): the exact
-    cosine of *query_vector* with each candidate's stored vector, best first, at most *depth*, none below
-    *min_score* (candidates without a stored vector are left out)."""
+    """The dense arm over a candidate *pool* (chunk id -> the chunk or a hit on it, already visible to the
+    caller; a hit's chunk is not read: a store may defer it): the exact cosine of *query_vector* with each
+    candidate's stored vector, best first, at most *depth*, none below *min_score* (candidates without a
+    stored vector are left out)."""
     scores = dense_completions(query_vector, {cid: vectors[cid] for cid in pool if cid in vectors})
     ranked = sorted((item for item in scores.items() if item[1] >= min_score), key=lambda kv: (-kv[1], kv[0]))
-    return [Hit(pool[cid], score) for cid, score in ranked[:depth]]
+    return [_scored(pool[cid], score) for cid, score in ranked[:depth]]
+
+
+def _scored(found: Chunk | Hit, score: float) -> Hit:
+    return found.with_score(score) if isinstance(found, Hit) else Hit(found, score)
 
 
 def fuse_hits(
@@ -124,15 +133,18 @@ def fuse_hits(
     scales: Mapping[str, Scale] | None = None,
     completions: Mapping[str, Mapping[str, float]] | None = None,
     depth: int | None = None,
+    limit: int | None = None,
 ) -> list[SearchResult]:
     """One ranked list from the arms' hits, each result carrying every arm's rank and score. *depth* is
-    how many hits each arm was asked for: an arm that returned fewer has no other match."""
-    chunks: dict[str, Chunk] = {}
+    how many hits each arm was asked for: an arm that returned fewer has no other match. *limit*: only
+    the best that many are made results (the fusion itself ranks every hit by id; only the results
+    read their chunks, which a store may decode on first read)."""
+    first: dict[str, Hit] = {}
     rankings: dict[str, Sequence[tuple[str, float]]] = {}
     for arm, hits in hits_per_arm.items():
-        rankings[arm] = [(h.chunk.id, h.score) for h in hits]
+        rankings[arm] = [(h.chunk_id, h.score) for h in hits]
         for h in hits:
-            chunks.setdefault(h.chunk.id, h.chunk)
+            first.setdefault(h.chunk_id, h)
     weights = {arm: ensemble.weight(arm) for arm in hits_per_arm}
     fused: list[Fused]
     if ensemble.method == "rrf":
@@ -142,4 +154,5 @@ def fuse_hits(
         fused = convex(rankings, weights=weights, scales=scales, completions=completions, complete=complete)
     else:
         fused = weighted_score(rankings, weights=weights, normalization=ensemble.normalization)
-    return [SearchResult(chunks[f.chunk_id], f.score, arms=f.arms, fusion=ensemble.method) for f in fused]
+    kept = fused if limit is None else fused[:limit]
+    return [SearchResult(first[f.chunk_id].chunk, f.score, arms=f.arms, fusion=ensemble.method) for f in kept]

@@ -60,25 +60,33 @@ class BranchFusion:
         candidates will need them all); a failure leaves them to be read where they are needed."""
         if self.lookup is None or "dense" not in hits_per_arm:
             return
-        ids = list(dict.fromkeys(h.chunk.id for hits in hits_per_arm.values() for h in hits))
+        ids = list(dict.fromkeys(h.chunk_id for hits in hits_per_arm.values() for h in hits))
         try:
             await to_thread(self._read, ids)
         except Exception as exc:  # degrade: the completions and the feedback read what they need
             log.debug("vector_prefetch_failed: %s: %s", type(exc).__name__, exc)
 
     async def combine(
-        self, hits_per_arm: dict[str, list[Hit]], depth: int, options: RetrievalOptions, vector: Vector | None
+        self,
+        hits_per_arm: dict[str, list[Hit]],
+        depth: int,
+        options: RetrievalOptions,
+        vector: Vector | None,
+        limit: int | None = None,
     ) -> list[SearchResult]:
         """One arm's hits as results, or several arms fused (convex fusion gets the exact cosine of the
-        chunks the dense arm did not return)."""
+        chunks the dense arm did not return); only the best *limit* when given (the rest are never read)."""
         if len(hits_per_arm) == 1:
             ((arm, hits),) = hits_per_arm.items()
-            return [SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)}) for rank, h in enumerate(hits, 1)]
+            kept = hits if limit is None else hits[:limit]
+            return [SearchResult(h.chunk, h.score, arms={arm: ArmHit(rank, h.score)}) for rank, h in enumerate(kept, 1)]
         ensemble = options.ensemble or EnsembleOptions()
         completions: dict[str, dict[str, float]] = {}
         if ensemble.method == "convex" and "dense" in hits_per_arm and vector is not None:
             completions["dense"] = await to_thread(self._dense_completions, vector, hits_per_arm)
-        return fuse_hits(hits_per_arm, ensemble, scales=self.scales(), completions=completions, depth=depth)
+        return fuse_hits(
+            hits_per_arm, ensemble, scales=self.scales(), completions=completions, depth=depth, limit=limit
+        )
 
     def scales(self) -> dict[str, Scale]:
         """How convex fusion reads each arm: the dense arm's cosine as it is (unless the store's scores
@@ -121,7 +129,7 @@ class BranchFusion:
         try:
             if fb.rocchio and "dense" in out and vector is not None and self.lookup is not None:
                 if fb.rocchio_scope == "candidates":
-                    pool = {h.chunk.id: h.chunk for hits in hits_per_arm.values() for h in hits}
+                    pool = {h.chunk_id: h for hits in hits_per_arm.values() for h in hits}
                     await to_thread(self._read, list(pool))
                     moved = rocchio(vector, [self.stored[c.id] for c in top if c.id in self.stored], fb.rocchio_beta)
                     out["dense"] = rescore(moved, pool, self.stored, depth, min_score)

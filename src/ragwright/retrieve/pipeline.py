@@ -215,9 +215,12 @@ class Retriever(StageBase):
         log.debug("hybrid_path: %s (%s)", path.path, path.reason)
         if path.native:
             return await self._native(call, plan.branches[0], depth, flt, query_vector)
+        # One plain branch, no specification filter, no soft boost: only the first *pool* results are read
+        # (the rest of the fused candidates are never made results, nor their chunks decoded).
+        limit = pool if plan.single and options.filter is None and not plan.soft else None
         ranked = await asyncio.gather(
             *(
-                self._branch(call, b, arms, depth, flt, query_vector if i == 0 else [])
+                self._branch(call, b, arms, depth, flt, query_vector if i == 0 else [], limit)
                 for i, b in enumerate(plan.branches)
             ),
             *(self._branch(call, Branch(t, w, "keywords"), ("bm25",), depth, flt, []) for t, w in plan.keyword_queries),
@@ -235,8 +238,13 @@ class Retriever(StageBase):
         depth: int,
         flt: Filter | None,
         query_vector: list[Vector],
+        limit: int | None = None,
     ) -> list[SearchResult]:
+        """The branch's arms, fused (and fed back); *limit*: how many of its results the caller reads."""
         options = call.options
+        phrases = quoted_phrases(branch.text)
+        if phrases:
+            limit = None  # the phrase pass reorders every result
         vectors: list[Vector] = []
         tasks = [self._arm(call, arm, branch.text, depth, flt, vectors, branch.vector) for arm in arms]
         hits_per_arm = dict(zip(arms, await asyncio.gather(*tasks), strict=True))
@@ -248,7 +256,8 @@ class Retriever(StageBase):
         if fb is not None and fb.rocchio and fb.rocchio_scope == "candidates" and len(hits_per_arm) > 1:
             await fusion.prefetch(hits_per_arm)  # one read for the completions and the feedback
         vector = vectors[0] if vectors else None
-        results = await fusion.combine(hits_per_arm, depth, options, vector)
+        first_limit = limit if fb is None or limit is None else max(limit, fb.documents)  # feedback reads the top
+        results = await fusion.combine(hits_per_arm, depth, options, vector, first_limit)
         if fb is not None and results:
 
             def search_dense(moved: Vector) -> Awaitable[list[Hit]]:
@@ -266,8 +275,7 @@ class Retriever(StageBase):
                 metadata_filter=flt,
                 search_dense=search_dense,
             )
-            results = await fusion.combine(hits_per_arm, depth, options, vector)
-        phrases = quoted_phrases(branch.text)
+            results = await fusion.combine(hits_per_arm, depth, options, vector, limit)
         return await to_thread(apply_phrases, results, phrases) if phrases else results
 
     def _pool(self, options: RetrievalOptions) -> int:

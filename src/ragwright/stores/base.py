@@ -39,10 +39,24 @@ class ScoreScale(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A chunk a store's search returned, with its score on the store's scale."""
+    """A chunk a store's search returned, with its score on the store's scale.
+
+    A store may return a subclass that reads its chunk only when asked (a fusion ranks hundreds of
+    candidates by id and shows a few): use :attr:`chunk_id` and :meth:`with_score` where the chunk
+    itself is not needed.
+    """
 
     chunk: Chunk
     score: float
+
+    @property
+    def chunk_id(self) -> str:
+        """The chunk's id (without reading the chunk when a store defers it)."""
+        return self.chunk.id
+
+    def with_score(self, score: float) -> Hit:
+        """The same chunk with another score (still deferred when the store defers it)."""
+        return Hit(self.chunk, score)
 
 
 @runtime_checkable

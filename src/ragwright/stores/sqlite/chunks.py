@@ -162,6 +162,11 @@ class SqliteChunks:
 
     # -- lookups ----------------------------------------------------------------------------------------
     def get_chunks(self, chunk_ids: Sequence[str], identity: Identity) -> list[Chunk]:
+        return [chunk_from_row(r) for r in self.chunk_rows(chunk_ids, identity)]
+
+    def chunk_rows(self, chunk_ids: Sequence[str], identity: Identity) -> list[tuple[Any, ...]]:
+        """The rows (``CHUNK_COLUMNS``, undecoded) of the chunks *identity* may see among *chunk_ids*, in
+        their order: :meth:`get_chunks` before the JSON columns are decoded."""
         h = self._h
         params: list[Any] = [json.dumps(list(chunk_ids))]
         # "+tenant" keeps SQLite from choosing the tenant index (a scan of the whole tenant) over the
@@ -174,7 +179,7 @@ class SqliteChunks:
                 f"WHERE chunk_id IN (SELECT value FROM json_each(?)) AND {security}",
                 params,
             ).fetchall()
-        by_id = {r[0]: chunk_from_row(r) for r in rows}
+        by_id = {r[0]: r for r in rows}
         return [by_id[cid] for cid in chunk_ids if cid in by_id]
 
     def document_chunks(self, document_id: str) -> list[Chunk]:

@@ -25,7 +25,8 @@ from ragwright.model.filters import Filter
 from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
 from ragwright.stores.sqlite.dense_rows import reusing_reader
-from ragwright.stores.sqlite.schema import CHUNK_COLUMNS, chunk_from_row
+from ragwright.stores.sqlite.hits import RowHit
+from ragwright.stores.sqlite.schema import CHUNK_COLUMNS
 from ragwright.stores.sqlite.sql_filters import compile_security
 
 if TYPE_CHECKING:
@@ -213,6 +214,9 @@ class SqliteDense:
                 return [], False  # the collection was dropped after the alias moved: search the live one
             changed = h.version() != version
         # A rowid another chunk took meanwhile (its row replaced) is not the chunk that was scored.
-        by_rowid = {r[0]: chunk_from_row(r[1:]) for r in rows if zlib.crc32(r[1].encode()) == crcs[r[0]]}
-        hits = [Hit(by_rowid[rid], score) for rid, score in zip(chosen, scores, strict=True) if rid in by_rowid]
+        # The rows are decoded when a hit's chunk is read (fusion ranks them by id: hits.py).
+        by_rowid = {r[0]: r[1:] for r in rows if zlib.crc32(r[1].encode()) == crcs[r[0]]}
+        hits: list[Hit] = [
+            RowHit(by_rowid[rid], score) for rid, score in zip(chosen, scores, strict=True) if rid in by_rowid
+        ]
         return hits, len(hits) == len(chosen) or not changed

@@ -18,6 +18,7 @@ from ragwright.model.identity import Identity
 from ragwright.stores.base import Hit
 from ragwright.stores.common import keyword_entry
 from ragwright.stores.sqlite import keyword
+from ragwright.stores.sqlite.hits import RowHit
 
 if TYPE_CHECKING:
     from ragwright.index import Analyzer, Bm25Index
@@ -137,8 +138,9 @@ class SqliteKeyword:
                 version = self._checked
             hits = index.search(query, k, allowed=allowed, min_score=min_score)
             # the chunk lookup applies the security filter again: a chunk may have changed since the snapshot.
-            chunks = {c.id: c for c in self._chunks.get_chunks([cid for cid, _ in hits], identity)}
-            out = [Hit(chunks[cid], score) for cid, score in hits if cid in chunks]
+            # Its rows are decoded when a hit's chunk is read (fusion ranks them by id: hits.py).
+            rows = {r[0]: r for r in self._chunks.chunk_rows([cid for cid, _ in hits], identity)}
+            out = [RowHit(rows[cid], score) for cid, score in hits if cid in rows]
             with h.lock:
                 if len(out) == len(hits) or h.version() == version:
                     break

@@ -31,11 +31,13 @@ def decoded_count() -> int:
 class RowHit(Hit):
     """A :class:`Hit` over a chunk row (``CHUNK_COLUMNS`` order), decoded on first access to ``chunk``."""
 
-    __slots__ = ("_row",)
+    __slots__ = ("_row", "chunk_id")  # a slot: fusion reads the id of every candidate several times
     _row: tuple[Any, ...]
+    chunk_id: str
 
     def __init__(self, row: tuple[Any, ...], score: float) -> None:
         object.__setattr__(self, "_row", row)
+        object.__setattr__(self, "chunk_id", row[0])
         object.__setattr__(self, "score", score)
 
     @property  # read-only here: the chunk comes from the row
@@ -47,10 +49,6 @@ class RowHit(Hit):
             _CHUNK_SLOT.__set__(self, chunk)
             _decoded[0] += 1
         return chunk
-
-    @property
-    def chunk_id(self) -> str:
-        return str(self._row[0])
 
     def with_score(self, score: float) -> Hit:
         return RowHit(self._row, score)

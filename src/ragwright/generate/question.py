@@ -269,15 +269,11 @@ def _stemmer() -> Any:
 
 
 @functools.cache
-def _stop() -> frozenset[str]:
+def stop_words() -> frozenset[str]:
+    """The English stop words content words are read without."""
     from ragwright.index.stopwords import SNOWBALL_ENGLISH
 
     return SNOWBALL_ENGLISH
-
-
-def stop_words() -> frozenset[str]:
-    """The English stop words content words are read without."""
-    return _stop()
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -297,7 +293,7 @@ def words(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     """The stems of *text*'s content words, in order (stop words and question scaffolding dropped)."""
-    stop = _stop()
+    stop = stop_words()
     out = []
     for w in words(text):
         low = w.casefold()
@@ -321,10 +317,10 @@ def _entities(question: str) -> list[str]:
     first = tokens[0] if tokens else ""
     for m in _NAME.finditer(question):
         name = m.group(0).strip()
-        if name == first or name.casefold() in _SCAFFOLD or name.casefold() in _stop():
+        if name == first or name.casefold() in _SCAFFOLD or name.casefold() in stop_words():
             # the first word is capitalised because it starts the sentence
             name = " ".join(name.split()[1:])
-        if name and name.casefold() not in _stop():
+        if name and name.casefold() not in stop_words():
             found.append(name)
     return found
 

@@ -100,3 +100,34 @@ def test_dropping_a_collection_keeps_the_side_rows_the_collections_share(tmp_pat
         store.drop_collection("main")
         assert rows_in(path) == before
         assert store.count_chunks() == 1 and store.current_collection == name  # reads the live one
+
+
+def test_collection_mismatch_wipe_leaves_no_row_of_the_old_collection(tmp_path: Path) -> None:
+    """Every persisted row goes, the store's own tables too: main's sparse vectors, the tags, the change
+    log, staging and its leases (only the file's bookkeeping stays)."""
+    path = tmp_path / "s.db"
+    with SqliteStore(path, collection="v1") as store:
+        index(store, "a")
+        store.put_sparse([(store.document_chunks("a")[0].id, SparseVector.from_dict({1: 0.5}))], encoder="splade")
+        tags = store.tag_table()
+        tags.add_vectors("m", [("k", "v", unit(1))])
+        tags.set_document_tags("a", [("k", "v")])
+        store.stage("h1", b"raw")
+        store.lease_staging("run", "h1")
+        fill(store, "a")
+    before = table_rows(path)
+    assert all(before[t] > 0 for t in ("sparse_vectors", "tag_vectors", "tag_documents", "chunk_changes")), before
+    assert before["staging_leases"] > 0 and before["staged"] > 0
+    with SqliteStore(path, collection="v2") as store:
+        assert store.sparse_encoder is None
+    kept = {"rag_metadata", "collections", "aliases", "hier_state"}
+    assert {t: n for t, n in table_rows(path).items() if n and t not in kept} == {}
+
+
+def table_rows(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    try:
+        names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in names}
+    finally:
+        conn.close()

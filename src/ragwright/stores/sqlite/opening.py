@@ -14,13 +14,14 @@ import logging
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ragwright.errors import StoreError
 from ragwright.stores.sqlite.dialect import SQLITE_REGISTRY
 from ragwright.stores.sqlite.handle import SqliteHandle
 from ragwright.stores.sqlite.schema import (
     GLOBAL_SCHEMA,
+    MAIN_COLLECTION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSIONS,
     Tables,
@@ -29,6 +30,7 @@ from ragwright.stores.sqlite.schema import (
     upgrade_registry,
 )
 from ragwright.stores.sqlite.side_tables import empty_side_tables
+from ragwright.stores.sqlite.sparse import sparse_table
 from ragwright.stores.sqlite.transaction import busy_error, is_busy
 
 if TYPE_CHECKING:
@@ -37,6 +39,21 @@ if TYPE_CHECKING:
 __all__ = ["connect", "init_schema", "unreadable"]
 
 log = logging.getLogger(__name__)
+
+#: The store's own tables the guard's wipe empties (the other collections' are dropped): main's, the
+#: staging area, the change log, main's sparse vectors and the tag tables.
+_WIPED: Final = (
+    "chunks",
+    "documents",
+    "staged",
+    "parsed",
+    "parents",
+    "staging_leases",
+    "chunk_changes",
+    sparse_table(MAIN_COLLECTION),
+    "tag_documents",
+    "tag_vectors",
+)
 
 
 def connect(path: Path, busy_timeout: float) -> SqliteHandle:
@@ -107,8 +124,11 @@ def init_schema(h: SqliteHandle, collections: SqliteCollections, collection: str
                     collection,
                 )
                 collections.wipe()
-                for table in ("chunks", "documents", "staged", "parsed", "parents"):
-                    conn.execute(f"DELETE FROM {table}")
+                present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                for table in _WIPED:
+                    if table in present:  # main's sparse vectors and the tags are created on first use
+                        conn.execute(f"DELETE FROM {table}")
+                conn.execute("DELETE FROM rag_metadata WHERE key LIKE 'sparse_encoder%'")
                 empty_side_tables(conn)  # the graph's, the hierarchy's, memory's rows (their tables stay)
                 conn.execute("DELETE FROM rag_metadata WHERE key LIKE 'embedding_%'")
                 h.bump_index_version()

@@ -71,6 +71,20 @@ def test_a_bridge_hybrid_already_ranks_first_is_not_moved() -> None:
     assert _ids(short) == ["h1", "g1"]
 
 
+def test_anchored_fusion_is_rrf_only_for_a_question_with_an_anchored_bridge() -> None:
+    hybrid = _hybrid("h1", "h2", "h3", "h4", "h5", "h6", "h7")
+    anchored = GraphOptions(fusion="anchored")
+    plain = fuse(hybrid, _walk(["h7", "h6", "g1"], anchored=set()), anchored, top_k=5)
+    assert _ids(plain) == ["h1", "h2", "h3", "h4", "h5"]  # no two-hop chain: hybrid's ranking, not RRF's
+    assert [r.score for r in plain] == [r.score for r in hybrid[:5]] and "graph" not in plain[0].arms
+    both = fuse(_hybrid("h1", "h2"), _walk(["h2"], anchored=set()), anchored, top_k=2)
+    assert both[1].arms["graph"] == ArmHit(1, 10.0) and "dense" in both[1].arms  # the graph's rank is kept
+    found = _walk(["h7", "h6", "g1"], anchored={"g1"})
+    fired = fuse(hybrid, found, anchored, top_k=5)
+    assert _ids(fired) == _ids(fuse(hybrid, found, GraphOptions(fusion="rrf"), top_k=5))
+    assert "h7" in _ids(fired)[:2] and _ids(fired) != _ids(plain)
+
+
 @pytest.mark.parametrize(
     ("field", "value"), [("fusion", "convex"), ("bridge_position", -1), ("bridges", 11), ("bridges", 1.5)]
 )

@@ -12,6 +12,9 @@
   lower, added if it did not). Chunks are never promoted merely for being found by both arms, and a
   question with no such chain (single-hop, or a question whose entities are not what the chunks are
   about) keeps hybrid's ranking exactly.
+* ``anchored``: ``rrf`` for a question with an anchored bridge chunk (the two-hop chain above exists),
+  hybrid's ranking unchanged for any other question — RRF's promotion only where the graph sees a
+  second hop, so single-hop questions keep hybrid's order.
 
 Measured in ``benchmarks/RESULTS.md`` (GraphRAG: fusing the graph arm without co-occurrence promotion).
 """
@@ -33,11 +36,27 @@ def fuse(hybrid: Sequence[SearchResult], walk: Walk, options: GraphOptions, top_
     """The fused top *top_k*, each result keeping its hybrid arms and, when the graph ranked it, ``arms["graph"]``."""
     if options.fusion == "rrf":
         return _rrf(hybrid, walk, options, top_k)
+    if options.fusion == "anchored":
+        return _rrf(hybrid, walk, options, top_k) if walk.anchored else _hybrid(hybrid, walk, top_k)
     return _bridge(hybrid, walk, options, top_k)
 
 
 def _graph_arms(walk: Walk) -> dict[str, ArmHit]:
     return {cid: ArmHit(rank, score) for rank, (cid, score) in enumerate(walk.ranking, start=1)}
+
+
+def _hybrid(hybrid: Sequence[SearchResult], walk: Walk, top_k: int) -> list[SearchResult]:
+    """Hybrid's top *top_k* as it was (scores and order), with the graph's rank on the chunks it also found."""
+    graph = _graph_arms(walk)
+    return [
+        SearchResult(
+            r.chunk,
+            r.score,
+            {**r.arms, **({"graph": graph[r.chunk_id]} if r.chunk_id in graph else {})},
+            fusion="hybrid+graph-anchored",
+        )
+        for r in hybrid[:top_k]
+    ]
 
 
 def _bridge(hybrid: Sequence[SearchResult], walk: Walk, options: GraphOptions, top_k: int) -> list[SearchResult]:

@@ -10,7 +10,7 @@ from ragwright.errors import ConfigError
 
 EXTRACTORS: Final = ("rules", "spacy", "llm")
 MODES: Final = ("local", "global")
-FUSIONS: Final = ("bridge", "rrf")
+FUSIONS: Final = ("anchored", "bridge", "rrf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,8 @@ class GraphOptions(OptionsBase):
     *weight* (it promotes every chunk both arms found: the HotpotQA recall@5 win, the MultiHop-RAG
     recall@5 loss); ``bridge`` keeps hybrid's order and places up to *bridges* bridge chunks (about an
     entity named by a hybrid chunk that is about a question entity) after its first *bridge_position*
-    results (no loss measured anywhere, no significant win either: ``benchmarks/RESULTS.md``)."""
+    results (no loss measured anywhere, no significant win either: ``benchmarks/RESULTS.md``);
+    ``anchored`` is ``rrf`` for a question with an anchored bridge chunk and hybrid's ranking otherwise."""
 
     extractor: str = "rules"
     hops: int = 2

@@ -80,37 +80,61 @@ def _checked(folder: Path, entry: dict[str, Any]) -> bytes:
     return raw
 
 
+def _meve(raw: bytes) -> list[dict[str, Any]]:
+    """The distractor-setting questions in the Hugging Face layout, as rows of the original layout."""
+    rows: list[dict[str, Any]] = []
+    for i, r in enumerate(json.loads(raw)):
+        ctx = r["context"]
+        facts = list(zip(r["supporting_facts"]["title"], r["supporting_facts"]["sent_id"], strict=True))
+        context = [(t, s) for t, s in zip(ctx["title"], ctx["sentences"], strict=True)]
+        rows.append({"_id": f"dev{i:04d}", "question": r["question"], "answer": r["answer"], "type": r["type"]})
+        rows[-1] |= {"supporting_facts": facts, "context": context}
+    return rows
+
+
+def _ircot(raw: bytes) -> list[dict[str, Any]]:
+    """IRCoT's ``dev_subsampled.jsonl`` (distractor setting, ``is_supporting`` per paragraph, no question type)."""
+    rows: list[dict[str, Any]] = []
+    for line in filter(str.strip, raw.decode().splitlines()):
+        r = json.loads(line)
+        context = [(c["title"], [c["paragraph_text"]]) for c in r["contexts"]]
+        facts = [(c["title"], 0) for c in r["contexts"] if c["is_supporting"]]
+        answer = r["answers_objects"][0]["spans"][0] if r["answers_objects"][0]["spans"] else ""
+        rows.append({"_id": r["question_id"], "question": r["question_text"], "answer": answer, "type": "untyped"})
+        rows[-1] |= {"supporting_facts": facts, "context": context}
+    return rows
+
+
 def load_hotpot(folder: Path) -> list[Question]:
     """The evaluable HotpotQA questions: both supporting paragraphs among the question's paragraphs."""
+    return load_hotpot_pool(folder, large=False)[0]
+
+
+def load_hotpot_pool(folder: Path, large: bool) -> tuple[list[Question], dict[str, str]]:
+    """The evaluable HotpotQA questions and, with *large* (``--corpus large``), also ircot500's questions
+    and the paragraphs of every question left out (amor500's fullwiki-retrieved paragraphs of the 349
+    questions whose gold paragraphs are missing: realistic hard distractors), pooled as distractors."""
     files = json.loads(MANIFEST.read_text())["files"]
-    rows: list[dict[str, Any]] = []
-    for i, r in enumerate(json.loads(_checked(folder, files["meve100"]))):  # Hugging Face layout
-        ctx = r["context"]
-        rows.append(
-            {
-                "_id": f"dev{i:04d}",
-                "question": r["question"],
-                "answer": r["answer"],
-                "type": r["type"],
-                "supporting_facts": list(
-                    zip(r["supporting_facts"]["title"], r["supporting_facts"]["sent_id"], strict=True)
-                ),
-                "context": list(zip(ctx["title"], ctx["sentences"], strict=True)),
-            }
-        )
+    rows = _meve(_checked(folder, files["meve100"]))
     rows += [json.loads(line) for line in _checked(folder, files["amor500"]).decode().splitlines() if line.strip()]
+    if large:
+        rows += _ircot(_checked(folder, files["ircot500"]))
     out: list[Question] = []
+    extra: dict[str, str] = {}
     seen: set[str] = set()
     for r in rows:
         if r["question"] in seen:
             continue
-        seen.add(r["question"])
         paragraphs = tuple((t, "".join(s).strip()) for t, s in r["context"])
         gold = frozenset(t for t, _ in r["supporting_facts"])
         if len(gold) != 2 or not gold <= {t for t, _ in paragraphs}:
+            if large:
+                for doc_id, text in paragraphs:
+                    extra.setdefault(doc_id, text)
             continue
+        seen.add(r["question"])
         out.append(Question(str(r["_id"]), r["question"], r["answer"], r["type"], gold, paragraphs))
-    return out
+    return out, extra
 
 
 def load_squad(path: Path | None, n_articles: int, per_article: int) -> list[Question]:
@@ -211,7 +235,8 @@ def parse_variants(spec: str) -> dict[str, GraphOptions]:
 HOTPOT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bridge", ("bridge",)),
     ("comparison", ("comparison",)),
-    ("multi-hop (all HotpotQA)", ("bridge", "comparison")),
+    ("untyped (ircot500, --corpus large)", ("untyped",)),
+    ("multi-hop (all HotpotQA)", ("bridge", "comparison", "untyped")),
     ("single-hop", ("single-hop",)),
 )
 
@@ -283,6 +308,12 @@ def main() -> None:
     ap.add_argument("--squad-articles", type=int, default=4)
     ap.add_argument("--squad-per-article", type=int, default=40)
     ap.add_argument("--work", type=Path, default=CACHE / "graph_multihop")
+    ap.add_argument(
+        "--corpus",
+        choices=("default", "large"),
+        default="default",
+        help="large: also ircot500's questions and every left-out question's paragraphs as distractors",
+    )
     ap.add_argument("--split", choices=("tune", "test", "all"), default="test")
     ap.add_argument("--limit", type=int, default=0, help="at most this many questions of the split (0: all)")
     ap.add_argument("--variants", default="", help='"name:hops=1,weight=0.5;..." more GraphOptions, graph step only')
@@ -292,13 +323,16 @@ def main() -> None:
     ap.add_argument("--skip-search", action="store_true")
     args = ap.parse_args()
 
-    hotpot = load_hotpot(args.data)
+    hotpot, extra = load_hotpot_pool(args.data, large=args.corpus == "large")
     squad = load_squad(args.squad, args.squad_articles, args.squad_per_article)
     everything = hotpot + squad
     docs = corpus(everything)
+    for doc_id, text in extra.items():
+        docs.setdefault(doc_id, text)
+    kinds = ", ".join(f"{k} {sum(q.kind == k for q in hotpot)}" for k in ("bridge", "comparison", "untyped"))
     print(
-        f"HotpotQA questions {len(hotpot)} (bridge {sum(q.kind == 'bridge' for q in hotpot)}, comparison "
-        f"{sum(q.kind == 'comparison' for q in hotpot)}), SQuAD single-hop {len(squad)}; corpus {len(docs)} documents",
+        f"HotpotQA questions {len(hotpot)} ({kinds}), SQuAD single-hop {len(squad)}; corpus {len(docs)} documents "
+        f"({len(extra)} from left-out questions)",
         flush=True,
     )
     if args.ingest_cost:

@@ -24,8 +24,9 @@ from ragwright.options import IngestOptions, ParseOptions
 from ragwright.parse import ocr
 from ragwright.parse.ocr import OcrLine
 from ragwright.parse.pdf import core as pdf_core
+from ragwright.parse.pdf import images as images_module
 from ragwright.parse.pdf import parse_pdf
-from ragwright.parse.pdf.images import looks_like_text
+from ragwright.parse.pdf.images import MAX_FORM_DEPTH, looks_like_text
 from ragwright.parse.pictures import OCR_BUDGET_PIXELS
 
 HAS_RAPIDOCR = importlib.util.find_spec("rapidocr") is not None
@@ -242,3 +243,123 @@ def test_rapidocr_reads_a_figure_on_a_text_page_and_ingestion_finds_it(tmp_path:
     assert rag.ingest(folder).failed == []
     hits = rag.search("turbine megawatts", top_k=3)
     assert hits and "megawatts" in hits[0].chunk.text and hits[0].chunk.metadata["scanned"] is True
+
+
+def form_pdf(depth: int, pages: int = 1, figure: Image.Image | None = None, fill: int = 0) -> bytes:
+    """A text page whose figure sits inside *depth* form XObjects nested in one another (none: the page's
+    own image), each form drawn moved and scaled, as Word, InDesign and LaTeX exports wrap figures;
+    *fill* paths drawn in the outer form before it."""
+    buf = io.BytesIO()
+    pdf = canvas.Canvas(buf, pagesize=(612, 792))
+    art = ImageReader(figure if figure is not None else text_image(FIGURE))
+    for n in range(pages):
+        pdf.setFont("Helvetica", 11)
+        for i in range(6):
+            pdf.drawString(72, 690 - 14 * i, f"Body text about the plant on page {n + 1}, sentence {i}.")
+        pdf.drawString(72, 400, "Figure 1: output after the upgrade.")
+        if depth == 0:
+            pdf.drawImage(art, 72, 420, width=360, height=120)
+        elif n == 0:
+            pdf.beginForm("f1")  # the figure drawn at twice its size in the form's space, halved on the page
+            pdf.drawImage(art, 0, 0, width=720, height=240)
+            pdf.endForm()
+            for k in range(2, depth + 1):  # each form draws the one before it
+                pdf.beginForm(f"f{k}")
+                if k == depth:
+                    for j in range(fill):
+                        pdf.line(0, 0.1 * j, 1, 0.1 * j)
+                pdf.doForm(f"f{k - 1}")
+                pdf.endForm()
+        if depth:
+            pdf.saveState()
+            pdf.translate(72, 420)
+            pdf.scale(0.5, 0.5)
+            pdf.doForm(f"f{depth}")
+            pdf.restoreState()
+        pdf.showPage()
+    pdf.save()
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3])
+def test_an_image_inside_a_form_is_read_in_place(path: str, depth: int) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    doc = parse(form_pdf(depth))
+    assert len(fake.images) == 1 and fake.images[0].size == (2700, 900)  # its own pixels, not the form's scale
+    texts = [e.text for e in doc.elements]
+    read = next(i for i, t in enumerate(texts) if "42 megawatts" in t)
+    assert texts[read] == "Turbine output rose to 42 megawatts in March"
+    # placed where the forms' matrices put it on the page: under the body text, above the caption
+    assert "sentence 5" in texts[read - 1] and texts[read + 1].startswith("Figure 1")
+    attrs = doc.elements[read].attributes
+    assert attrs["ocr"] is True and attrs["engine"] == "fake" and attrs["confidence"] == 0.93
+    assert attrs["image"] == "page 1 image 8" if depth == 0 else attrs["image"].endswith(".1" * depth)
+    assert doc.metadata["ocr_pictures"] == 1
+
+
+def test_a_form_drawn_on_every_page_is_read_once(path: str) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    doc = parse(form_pdf(1, pages=3))
+    assert len(fake.images) == 1 and doc.text.count("42 megawatts") == 1
+
+
+def test_forms_beyond_the_depth_cap_are_not_followed(path: str) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    assert "42 megawatts" in parse(form_pdf(MAX_FORM_DEPTH)).text
+    for depth in (MAX_FORM_DEPTH + 1, 60):  # past the cap (and past pdfium's own nesting limit)
+        fake.images.clear()
+        doc = parse(form_pdf(depth))
+        assert fake.images == [] and "megawatts" not in doc.text
+        assert "Figure 1: output after the upgrade." in doc.text  # the text layer as before
+
+
+def test_the_objects_looked_at_are_capped(path: str) -> None:
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    assert "42 megawatts" in parse(form_pdf(2, fill=100)).text
+    doc = parse(form_pdf(2, fill=images_module._MAX_OBJECTS))  # the budget is spent before the figure
+    assert fake.images[1:] == [] and "megawatts" not in doc.text
+
+
+def test_a_form_drawing_itself_does_not_loop(path: str) -> None:
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import DictionaryObject, NameObject, StreamObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(form_pdf(2))))
+    xobjects = writer.pages[0]["/Resources"]["/XObject"]
+    ref = xobjects.raw_get(next(k for k in xobjects if k.endswith("f2")))  # the form the page draws
+    form = ref.get_object()
+    resources = form.setdefault(NameObject("/Resources"), DictionaryObject())
+    resources.setdefault(NameObject("/XObject"), DictionaryObject())[NameObject("/Self")] = ref
+    content = form.get_data() + b"\nq 0.5 0 0 0.5 0 0 cm /Self Do Q\n"  # and draws itself, smaller
+    del form["/Filter"]
+    StreamObject.set_data(form, content)  # stored as it is, no filter
+    out = io.BytesIO()
+    writer.write(out)
+    fake = FakeEngine(FIGURE)
+    ocr.set_engine(fake)
+    doc = parse(out.getvalue())
+    assert len(fake.images) == 1 and doc.text.count("42 megawatts") == 1  # the figure once, no endless descent
+
+
+def test_words_of_a_figure_inside_a_form_are_cited_from_a_scanned_page(tmp_path: Path) -> None:
+    from ragwright.cli.output import scanned_note
+    from ragwright.rag import Rag
+    from ragwright.stores.sqlite import SqliteStore
+    from ragwright.testing.doubles import HashingEmbedder
+
+    ocr.set_engine(FakeEngine(FIGURE))
+    try:
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "report.pdf").write_bytes(form_pdf(2))
+        options = IngestOptions(parse=ParseOptions(isolate=False))  # the fake engine lives in this process
+        rag = Rag(SqliteStore(tmp_path / "s.db"), HashingEmbedder(), ingest_options=options)
+        assert rag.ingest(folder).failed == []
+        hits = [r for r in rag.search("turbine megawatts March", top_k=5) if "megawatts" in r.chunk.text]
+        assert hits and scanned_note(hits[0]) == " — from a scanned page (OCR, confidence 0.93)"
+    finally:
+        ocr.configure(threads=1)

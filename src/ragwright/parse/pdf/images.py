@@ -2,14 +2,19 @@
 chart, a screenshot of a table — read by OCR and placed where the image sits in the reading order.
 
 A page without a text layer is OCR'd whole (:func:`~ragwright.parse.pdf.parser._route_to_ocr`); on every other
-page, :func:`read_page_images` looks at the page's top-level image objects (pdfium enumerates them with
-their bounds and pixel sizes; the C engine's scan only says how much images cover, so nothing is read
-on a page whose images cover nothing) and hands each one that can hold a readable line to the same
+page, :func:`read_page_images` looks at the page's image objects (pdfium enumerates them with their bounds
+and pixel sizes; the C engine's scan only says how much images and forms cover, so nothing is read on a
+page whose images cover nothing) and hands each one that can hold a readable line to the same
 :class:`~ragwright.parse.pictures.PictureReader` the DOCX/PPTX/XLSX parsers use: the same engine,
 preprocessing, confidence threshold, one read per distinct picture (a logo repeated on every page is
 read once: an image whose stored stream was seen before is not even rendered again), and the
 same caps on the work (:data:`~ragwright.parse.pictures.MAX_PICTURES` a document,
 :data:`~ragwright.parse.pictures.OCR_BUDGET_PIXELS`).
+
+Images inside form XObjects are read too (Word, InDesign and LaTeX exports wrap figures and scanned
+inserts in forms): forms are followed :data:`MAX_FORM_DEPTH` deep and at most :data:`_MAX_OBJECTS`
+objects a page are looked at in all (a self-drawing or deeply nested form ends there); a nested image's
+box is taken to the page, and it is rendered, through its forms' matrices.
 
 Skipped before rendering: images under :data:`MIN_POINTS` on a side or :data:`MIN_AREA` on the page
 (icons, bullets, rules drawn as images) or under :data:`MIN_PIXELS` on a side, and images under dense
@@ -32,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import hashlib
+from collections.abc import Iterator
 from typing import Any, Final
 
 from ragwright._deps import require
@@ -43,6 +49,7 @@ from ragwright.parse.pictures import PictureReader
 
 __all__ = [
     "MAX_ASPECT",
+    "MAX_FORM_DEPTH",
     "MAX_LAYER_CHARS",
     "MIN_AREA",
     "MIN_CHARS",
@@ -64,9 +71,13 @@ MIN_CHARS: Final = 6  # letters and digits OCR must read in an image for its tex
 MIN_QUALITY: Final = 0.5  # ocr.text_quality below which an image's OCR text is noise
 MIN_EDGE: Final = 0.2  # share of ink pixels on a stroke's edge below which an image holds no text
 MAX_ASPECT: Final = 3.0  # longer side to shorter side of what OCR is handed (see _pad)
+MAX_FORM_DEPTH: Final = 8  # form XObjects inside form XObjects followed this deep for their images
 _IMAGE: Final = 3  # FPDF_PAGEOBJ_IMAGE
+_FORM: Final = 5  # FPDF_PAGEOBJ_FORM
 _LAYER_SHARE: Final = 0.5  # an OCR line whose box holds this share of its length in layer text is dropped
-_MAX_OBJECTS: Final = 5000  # objects looked at on one page
+_MAX_OBJECTS: Final = 5000  # objects looked at on one page, inside its forms included
+
+Matrix = tuple[float, float, float, float, float, float]  # a, b, c, d, e, f: x' = ax + cy + e, y' = bx + dy + f
 
 
 @dataclasses.dataclass
@@ -117,18 +128,16 @@ def read_page_images(
     """
     out: list[PageImage] = []
     number = page.number
-    count = min(int(raw.FPDFPage_CountObjects(handle)), _MAX_OBJECTS)
     left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
     px_w, px_h = ctypes.c_uint(), ctypes.c_uint()
-    for i in range(count):
+    for obj, where, to_page in _image_objects(raw, handle):
         if reader.exhausted:
             break
-        obj = raw.FPDFPage_GetObject(handle, i)
-        if raw.FPDFPageObj_GetType(obj) != _IMAGE:
-            continue
         if not raw.FPDFPageObj_GetBounds(obj, *(ctypes.byref(v) for v in (left, bottom, right, top))):
             continue
         x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
+        if to_page is not None:  # inside a form: its box in the form's space, taken to the page's
+            x0, y0, x1, y1 = _box_through(to_page, x0, y0, x1, y1)
         w, h = x1 - x0, y1 - y0
         if min(w, h) < MIN_POINTS or w * h < MIN_AREA:
             continue
@@ -145,10 +154,10 @@ def read_page_images(
         seen.add(key)
         if _layer_chars(raw, textpage, x0, y0, x1, y1) > MAX_LAYER_CHARS:
             continue
-        image = _render(raw, pdf, handle, obj, px_w.value, px_h.value, w, h)
+        image = _render(raw, pdf, handle, obj, px_w.value, px_h.value, w, h, to_page)
         if image is None or not looks_like_text(image):
             continue
-        name = f"page {number} image {i + 1}"
+        name = f"page {number} image {where}"
         padded = _pad(image)
         scanned = reader.recognise(padded, name, number)
         if scanned is None:
@@ -177,6 +186,61 @@ def read_page_images(
             )
             out.append(PageImage(x0 + box[0] * sx, base + box[1] * sy, x0 + box[2] * sx, base + box[3] * sy, elements))
     return out
+
+
+def _image_objects(raw: Any, handle: Any) -> Iterator[tuple[Any, str, Matrix | None]]:
+    """The image objects of the page *handle* in drawing order, with those inside its form XObjects:
+    each with its place ("3", the third object of the page; "3.2", the second of the form drawn third)
+    and, inside a form, the matrix from the form's space to the page's (``None`` on the page itself).
+
+    Forms are followed :data:`MAX_FORM_DEPTH` deep and :data:`_MAX_OBJECTS` objects are looked at in
+    all: pdfium itself follows a form that draws itself down to about 40 levels, and a hostile file can
+    nest forms as deep as that or fill them with objects.
+    """
+    budget = [_MAX_OBJECTS]
+    matrix = raw.FS_MATRIX()
+
+    def walk(form: Any, where: str, to_page: Matrix | None, depth: int) -> Iterator[tuple[Any, str, Matrix | None]]:
+        count = int(raw.FPDFFormObj_CountObjects(form) if form is not None else raw.FPDFPage_CountObjects(handle))
+        for i in range(max(count, 0)):
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            obj = raw.FPDFFormObj_GetObject(form, i) if form is not None else raw.FPDFPage_GetObject(handle, i)
+            if not obj:
+                continue
+            kind = raw.FPDFPageObj_GetType(obj)
+            if kind == _IMAGE:
+                yield obj, f"{where}{i + 1}", to_page
+            elif kind == _FORM and depth < MAX_FORM_DEPTH and raw.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
+                own: Matrix = (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
+                inner = own if to_page is None else _compose(own, to_page)
+                yield from walk(obj, f"{where}{i + 1}.", inner, depth + 1)
+
+    yield from walk(None, "", None, 0)
+
+
+def _compose(first: Matrix, then: Matrix) -> Matrix:
+    """The matrix applying *first*, then *then* (PDF's row-vector order: ``first × then``)."""
+    a, b, c, d, e, f = first
+    a2, b2, c2, d2, e2, f2 = then
+    return (
+        a * a2 + b * c2,
+        a * b2 + b * d2,
+        c * a2 + d * c2,
+        c * b2 + d * d2,
+        e * a2 + f * c2 + e2,
+        e * b2 + f * d2 + f2,
+    )
+
+
+def _box_through(m: Matrix, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float, float, float]:
+    """The box holding the box (x0, y0, x1, y1) once taken through the matrix *m*."""
+    xs, ys = [], []
+    for x, y in ((x0, y0), (x0, y1), (x1, y0), (x1, y1)):
+        xs.append(m[0] * x + m[2] * y + m[4])
+        ys.append(m[1] * x + m[3] * y + m[5])
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def looks_like_text(image: Any) -> bool:
@@ -237,11 +301,15 @@ def _layer_chars(raw: Any, textpage: Any, x0: float, y0: float, x1: float, y1: f
     return max(0, int(raw.FPDFText_GetBoundedText(textpage, x0, y1, x1, y0, None, 0)) - 1)
 
 
-def _render(raw: Any, pdf: Any, handle: Any, obj: Any, px_w: int, px_h: int, w: float, h: float) -> Any:
+def _render(
+    raw: Any, pdf: Any, handle: Any, obj: Any, px_w: int, px_h: int, w: float, h: float, to_page: Matrix | None = None
+) -> Any:
     """The image as drawn (matrix and soft mask applied) near its native resolution, as a PIL image.
 
     pdfium renders an image object at one pixel a point; the object's matrix is scaled up to the
     image's own pixel size for the rendering, then restored (as pypdfium2's ``PdfImage.get_bitmap``).
+    An image inside a form is drawn through the form's matrix *to_page* too (its turn or mirroring on
+    the page, and *w*, *h* are its size on the page).
     """
     pdfium = require("pypdfium2", "pdf", "PDF parsing")
     if (px_w < px_h) != (w < h):  # drawn rotated by a quarter turn
@@ -250,9 +318,9 @@ def _render(raw: Any, pdf: Any, handle: Any, obj: Any, px_w: int, px_h: int, w: 
     matrix = raw.FS_MATRIX()
     if not raw.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
         return None
-    scaled = raw.FS_MATRIX(
-        matrix.a * factor, matrix.b * factor, matrix.c * factor, matrix.d * factor, matrix.e, matrix.f
-    )
+    own: Matrix = (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
+    a, b, c, d, e, f = own if to_page is None else _compose(own, to_page)
+    scaled = raw.FS_MATRIX(a * factor, b * factor, c * factor, d * factor, e, f)
     raw.FPDFPageObj_SetMatrix(obj, ctypes.byref(scaled))
     try:
         bitmap = raw.FPDFImageObj_GetRenderedBitmap(pdf.raw, handle, obj)

@@ -53,7 +53,7 @@ from ragwright.parse.pdf.tables import (
 
 __all__ = ["VERSION", "merge_text_layer", "parse_pdf"]
 
-VERSION = "pdf/4"
+VERSION = "pdf/5"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 

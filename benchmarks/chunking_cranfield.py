@@ -17,7 +17,12 @@ full ingestion with each configuration (``--timing-reps`` rounds, interleaved, t
 the ratio ingest / bare embedding (the ingestion-throughput goal is ≤ 1.15×).
 
     python benchmarks/chunking_cranfield.py [--datasets scifact,cranfield,cisi] [--configs structural,context,late]
-        [--threads 2] [--timing-docs 200] [--llm local:0.5b --sample-docs 300]
+        [--threads 2] [--timing-docs 200] [--llm local:0.5b] [--sample-docs 300]
+        [--sample-queries 30 --negatives 10 --seed 0]
+
+``--sample-queries N`` keeps N judged queries (drawn with ``--seed``) and a corpus of their judged-relevant
+documents plus each query's top ``--negatives`` BM25 documents over the whole corpus (hard negatives,
+``subcorpus.query_sample``), for the stages too slow for a whole corpus (one LLM call per chunk).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from subcorpus import query_sample, sampled  # sibling helper module
 
 from ragwright._paths import cache_root
 from ragwright.chunk import make_chunker
@@ -194,7 +201,9 @@ def encoded_tokens(store: Any, embedder: Any, options: ChunkingOptions, window: 
     return total
 
 
-def evaluate(data: BeirDataset, names: list[str], embedder: CachedEmbedder, llm: Any, resamples: int) -> list[str]:
+def evaluate(
+    data: BeirDataset, names: list[str], embedder: CachedEmbedder, llm: Any, resamples: int, note: str = ""
+) -> list[str]:
     rows: list[dict[str, Any]] = []
     per_query: dict[str, dict[str, dict[str, float]]] = {m: {} for m in MODES}
     for name in names:
@@ -232,7 +241,8 @@ def evaluate(data: BeirDataset, names: list[str], embedder: CachedEmbedder, llm:
     lines = [
         f"dataset {data.root.name}: {len(data.judged_queries)} judged queries, {rows[0]['docs']} documents, "
         f"{embedder.name}",
-        f"{'config':14} {'chunks':>6} {'emb tokens':>10} {'×':>5} {'LLM calls':>9} "
+        *([note] if note else []),
+        f"{'config':14} {'chunks':>6} {'emb tokens':>10} {'×':>5} {'LLM calls':>9} {'LLM s':>7} {'ingest s':>8} "
         + " ".join(f"{m + ' nDCG@10 [95% CI]':>24} {'Δ vs ' + base + ' [95% CI]':>30} {'W/L/T':>11}" for m in MODES),
     ]
     for row in rows:
@@ -248,7 +258,7 @@ def evaluate(data: BeirDataset, names: list[str], embedder: CachedEmbedder, llm:
             cells.append(f"{f'{iv.mean:.4f} [{iv.low:.4f}, {iv.high:.4f}]':>24} {delta:>30} {wlt:>11}")
         lines.append(
             f"{row['name']:14} {row['chunks']:>6} {row['tokens']:>10} {row['tokens'] / base_tokens:>5.2f} "
-            f"{row['llm_calls']:>9} " + " ".join(cells)
+            f"{row['llm_calls']:>9} {row['llm_s']:>7.0f} {row['ingest_s']:>8.0f} " + " ".join(cells)
         )
     return lines
 
@@ -288,26 +298,6 @@ def timing(data: BeirDataset, names: list[str], threads: int, docs: int, reps: i
     return lines
 
 
-def sampled(data: BeirDataset, size: int, tmp: Path) -> BeirDataset:
-    """*data* restricted to *size* documents: every judged-relevant one first, then others in file order."""
-    relevant = {d for q in data.judged_queries for d, g in data.qrels[q].items() if g > 0}
-    keep: list[str] = []
-    others: list[str] = []
-    with data.corpus_path.open(encoding="utf-8") as src:
-        for line in src:
-            (keep if json.loads(line)["_id"] in relevant else others).append(line)
-    lines = (keep + others)[: max(size, len(keep))]
-    root = tmp / data.root.name
-    root.mkdir()
-    (root / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
-    for name in ("queries.jsonl",):
-        (root / name).write_bytes((data.root / name).read_bytes())
-    (root / "qrels").mkdir()
-    for f in (data.root / "qrels").iterdir():
-        (root / "qrels" / f.name).write_bytes(f.read_bytes())
-    return load_beir(root, "test")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -323,6 +313,14 @@ def main() -> None:
     parser.add_argument("--timing-only", action="store_true", help="only the seconds table (no retrieval runs)")
     parser.add_argument("--llm", default=None, help="chat model for context-llm / propositions (e.g. local:0.5b)")
     parser.add_argument("--sample-docs", type=int, default=0, help="restrict each corpus (all relevant docs kept)")
+    parser.add_argument(
+        "--sample-queries",
+        type=int,
+        default=0,
+        help="keep N judged queries (seeded); the corpus = their relevant documents + --negatives hard negatives each",
+    )
+    parser.add_argument("--negatives", type=int, default=10, help="each sampled query's BM25 top-K over the corpus")
+    parser.add_argument("--seed", type=int, default=0, help="the query sample's seed")
     args = parser.parse_args()
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONFIGS]
@@ -345,17 +343,22 @@ def main() -> None:
         for i, spec in enumerate(s.strip() for s in args.datasets.split(",") if s.strip()):
             path = Path(spec) if "/" in spec else SHARED / "data" / spec
             data = load_beir(path, "test")
-            if args.sample_docs:
+            note = ""
+            if args.sample_queries:
+                sample = query_sample(data, args.sample_queries, args.negatives, args.seed, Path(tmp))
+                data, note = sample.data, sample.describe()
+            elif args.sample_docs:
                 data = sampled(data, args.sample_docs, Path(tmp))
             if i == 0 and args.timing_docs > 0:
                 out += [*timing(data, names, args.threads, args.timing_docs, args.timing_reps, llm), ""]
                 print("\n".join(out), flush=True)
             if args.timing_only:
                 break
-            out += [*evaluate(data, names, embedder, llm, args.resamples), ""]
-            print("\n".join(out[-(len(names) + 3) :]), flush=True)
+            out += [*evaluate(data, names, embedder, llm, args.resamples, note), ""]
+            print("\n".join(out[-(len(names) + 3 + bool(note)) :]), flush=True)
     out.append("* = the paired 95% interval excludes 0; W/L/T = queries better/worse/tied than " + names[0])
     out.append("emb tokens = embedder tokens encoded (special tokens included); × = against " + names[0])
+    out.append("LLM s = seconds in LLM calls; ingest s = the whole ingestion, embeddings cached between runs")
     print("\n" + "\n".join(out))
 
 

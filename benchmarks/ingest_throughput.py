@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -80,12 +81,30 @@ def measure(name: str, source: Source, embedder_spec: str) -> list[str]:
     ]
 
 
+def cpu_line() -> str:
+    """The CPU model, its cores here and the instruction sets int8 inference speeds up with."""
+    model, flags = "unknown CPU", set[str]()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown CPU":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+    found = ", ".join(f for f in wanted if f in flags) or "none of " + ", ".join(wanted)
+    return f"CPU: {model}, {os.cpu_count()} cores; int8-relevant flags: {found}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", choices=["scifact", "docs", "both"], default="both")
     parser.add_argument("--limit", type=int, default=1000, help="SciFact documents to ingest")
     parser.add_argument("--embedder", default="default")
     args = parser.parse_args()
+    print(cpu_line(), flush=True)  # the ratio depends on the CPU: a fast int8 embedder leaves parsing exposed
     rows = [["corpus", "docs", "failed", "chunks", "ingest s", "embed-only s", "ratio", "parse s (share)", "stages"]]
     if args.corpus in ("scifact", "both"):
         source = _Limited(JsonlSource(SHARED / "data" / "scifact" / "corpus.jsonl"), args.limit)

@@ -87,3 +87,12 @@ def test_numbers_and_swapped_terms() -> None:
     ]
     assert swapped_terms(all_stems("growth under non-imperialism"), all_stems("growth under imperialism"))
     assert not swapped_terms(all_stems("What did they export?"), all_stems("They exported horses"))
+
+
+def test_a_year_inside_a_numeric_code_is_no_date() -> None:
+    from ragwright.generate.question import type_spans
+
+    assert type_spans("date", "Case No. 12-1987 ROE") == []  # a docket number, not the year 1987
+    assert type_spans("date", "Call 555-2010 today") == []
+    assert type_spans("date", "the war of 1914-1918") == ["1914"]  # a range still holds its first year
+    assert type_spans("date", "on 2009-01-04") == ["2009"]

@@ -40,8 +40,9 @@ _MONTHS: Final = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
+# a year never ends a numeric code ("No. 07-1315", "555-2010"); a range "1914-1918" keeps its first year
 _DATE: Final = re.compile(
-    rf"\b(?:(?:1[0-9]{{3}}|20[0-9]{{2}})s?|"
+    rf"\b(?:(?<![0-9]-)(?:1[0-9]{{3}}|20[0-9]{{2}})s?|"
     rf"[0-9]{{1,2}}(?:st|nd|rd|th)(?:\s+(?:and|or|to)\s+[0-9]{{1,2}}(?:st|nd|rd|th))?[- ]centur(?:y|ies)|[0-9]{{2,4}}s|"
     rf"(?:{_MONTHS})\.?\s+[0-9]{{1,2}}|[0-9]{{1,2}}\s+(?:{_MONTHS})\b|(?:{_MONTHS})\b|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"

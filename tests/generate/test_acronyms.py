@@ -33,3 +33,16 @@ def test_except_is_a_negation() -> None:
     assert is_negated("Ducks are found on every continent except Antarctica.")
     assert analyze("On which continent are ducks not found?").negated
     assert not is_negated("Ducks are found on every continent.")
+
+
+def test_a_header_label_that_clips_a_question_word_covers_it() -> None:
+    from ragwright.generate.acronyms import abbreviation_stems
+
+    assert abbreviation_stems("How many encoder and decoder layers?", "# enc-layers # dec-layers") == {
+        stem("encoder"),
+        stem("decoder"),
+    }
+    assert abbreviation_stems("What is the population?", "Pop. (millions)") == {stem("population")}
+    # two letters are too few; a label as long as the word is no clipping; stop words never count
+    assert abbreviation_stems("Which encoder?", "en; encoder") == frozenset()
+    assert abbreviation_stems("Is the theory right?", "the") == frozenset()

@@ -8,7 +8,8 @@ so coverage sees the match. An acronym is 2–8 capitals (a trailing "s" allowed
 is a run of content words whose initials spell it, skipping the small words acronyms leave out
 ("and", "of", "the", "for" …) inside the run. A two-letter acronym matches capitalised words only
 ("European Union" for "EU", never "every user"). Runs are read in the question's own word order (or the
-unit's), never pieced together across a passage.
+unit's), never pieced together across a passage. :func:`abbreviation_stems` matches the clipped words
+of table headers ("enc" for "encoder") the same way.
 """
 
 from __future__ import annotations
@@ -69,4 +70,19 @@ def acronym_stems(question: str, unit: str) -> frozenset[str]:
     for acronym in acronyms_in(question) - acronyms_in(unit):
         if expansions(acronym, unit):
             found.add(stem(acronym))
+    return frozenset(found)
+
+
+def abbreviation_stems(question: str, labels: str) -> frozenset[str]:
+    """Stems of the question words that a label shortens to their first letters ("enc" for "encoder",
+    "pop" for "population"): the clipped words of table headers. A shortening keeps at least three
+    letters and is shorter than the word; stop words never count."""
+    stop = stop_words()
+    asked = [w for w in words(question) if w.isalpha() and w.casefold() not in stop]
+    found: set[str] = set()
+    for label in words(labels.replace("-", " ")):
+        short = label.casefold()
+        if len(short) < 3 or not short.isalpha() or short in stop:
+            continue
+        found |= {stem(w) for w in asked if len(w) > len(short) and w.casefold().startswith(short)}
     return frozenset(found)

@@ -151,3 +151,70 @@ def test_a_row_is_matched_under_its_lead_in_when_that_matches_better() -> None:
         )
         - 1e-6
     )
+
+
+def test_a_rule_of_spaced_dashes_is_decoration() -> None:
+    assert clean_inline("FIRST COURT OF APPEAL - - - - - - x JANE ROE, :") == "FIRST COURT OF APPEAL x JANE ROE, :"
+    assert clean_inline("the scores were 3 - 4 and a - b") == "the scores were 3 - 4 and a - b"  # not a rule
+
+
+def test_a_short_line_that_is_no_sentence_leans_on_its_neighbours() -> None:
+    from ragwright.generate.evidence import Unit, leans_on_neighbours
+
+    assert leans_on_neighbours(Unit(1, 0, "Friday, March 4, 2011"))
+    assert leans_on_neighbours(Unit(1, 0, "Case No. 12-4410 ROE. :"))
+    assert not leans_on_neighbours(Unit(1, 0, "The hall was opened in 1911."))  # a sentence says it itself
+    assert not leans_on_neighbours(Unit(1, 0, "Sheet: Prices; Item: tea; Cost: 3", "row"))
+    assert not leans_on_neighbours(Unit(1, 0, "one two three four five six seven eight nine 10"))
+
+
+def test_a_short_line_is_matched_with_the_words_of_its_neighbours() -> None:
+    from ragwright.generate.evidence import gather
+    from ragwright.generate.question import analyze, stem
+
+    text = "Friday, March 4, 2011\n\nThe public hearing on the harbour extension was held in the town hall."
+    ev = gather(
+        analyze("On what date was the hearing on the harbour extension?"),
+        [SearchResult(Chunk.create("t", text, 0), 0.5)],
+        HashingEmbedder(),
+    )
+    date_line = next(i for i, u in enumerate(ev.units) if u.text.startswith("Friday"))
+    assert {stem("hearing"), stem("harbour"), stem("extension")} <= ev.stems[date_line]
+    assert ev.coverage[date_line] == ev.coverage[date_line + 1] > 0
+    # a sentence keeps its own words
+    assert stem("friday") not in ev.stems[date_line + 1]
+
+
+def test_hyphen_parts_and_clipped_header_words_cover_the_question() -> None:
+    from ragwright.generate.evidence import gather
+    from ragwright.generate.question import analyze, stem
+
+    text = "| # enc-layers | accuracy |\n| --- | --- |\n| 4 | 0.91 |\n\nIt is a well-known result of the field."
+    ev = gather(
+        analyze("What accuracy with 4 encoder layers?"),
+        [SearchResult(Chunk.create("p", text, 0), 0.5)],
+        HashingEmbedder(),
+    )
+    row = ev.units[0]
+    assert row.kind == "row" and {stem("layers"), stem("encoder")} <= ev.stems[0]
+    assert ev.coverage[0] == 1.0
+    assert stem("known") in ev.stems[1]  # prose: the parts of a hyphenated word, no clipped words
+
+
+def test_a_chunks_heading_counts_around_each_of_its_lines() -> None:
+    from ragwright.generate.evidence import gather
+    from ragwright.generate.question import analyze, stem
+
+    chunk = Chunk.create(
+        "m",
+        "Hello team,\n\nThe quarterly report is attached to this message.",
+        0,
+        section_path=("memo-with-spreadsheet",),
+    )
+    ev = gather(
+        analyze("What is attached to the memo with a spreadsheet?"), [SearchResult(chunk, 0.5)], HashingEmbedder()
+    )
+    i = next(i for i, u in enumerate(ev.units) if "attached" in u.text)
+    assert {stem("memo"), stem("spreadsheet")} <= ev.window_stems[i] and ev.window_coverage[i] == 1.0
+    assert stem("spreadsheet") not in ev.stems[i]  # the line's own words stay its own
+    assert stem("spreadsheet") in ev.source_stems

@@ -1,9 +1,8 @@
 """The candidate answer units of the retrieved sources, scored against a question.
 
-A *unit* is a sentence of prose or a table row written with its header ("Header: value; …"). Lines
-that never answer a question are left out: headings, title-like lines, navigation and "see also"
-lines ("For duck as a food, see ."), link lists. Each unit keeps its neighbours in the same source so
-that coverage can look one sentence either side.
+The units (sentences and table rows, :mod:`ragwright.generate.lines`) keep their neighbours in the
+same source so that coverage can look one sentence either side; a short line that is no sentence is
+read with its neighbours, a table row under its lead-in, every line under its chunk's heading.
 
 :func:`gather` embeds the question and every unit (an :class:`EmbeddingCache` keeps unit vectors
 across questions: retrieved chunks repeat), then scores each unit with the sentence model
@@ -20,8 +19,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from ragwright.chunk.split import sentences
-from ragwright.generate.acronyms import acronym_stems
+from ragwright.generate.acronyms import abbreviation_stems, acronym_stems
+from ragwright.generate.lines import (
+    MAX_UNITS_PER_SOURCE,
+    MIN_WORDS,
+    Unit,
+    clean_inline,
+    is_navigation,
+    is_title_like,
+    leans_on_neighbours,
+    pieces,
+    pieces_in_context,
+    row_labels,
+    units_of,
+)
 from ragwright.generate.question import Question, content_stems, coverage, is_negated, new_type_spans
 from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder
@@ -31,185 +42,27 @@ if TYPE_CHECKING:
 
     from ragwright.generate.answerability import LogisticModel
 
-MIN_WORDS: Final = 4
-MAX_UNITS_PER_SOURCE: Final = 60
-_TABLE_RULE: Final = re.compile(r"^\|?[\s:|-]+\|?$")
-_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s")
-_LIST_MARK: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_LINK: Final = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_EMPHASIS: Final = re.compile(r"(\*{1,3}|_{2,3}|`+)(?=\S)(.+?)(?<=\S)\1")
-_NAVIGATION: Final = re.compile(
-    r"^(?:see also\b|main articles?:|further information:|for (?:other uses|more|the|a|an)\b.*,\s*see\b|"
-    r"this article is about\b|jump to\b|retrieved from\b|navigation menu\b|edit\s*$|external links?\b|"
-    r"references?\s*$|\^|categories:|hidden categories)",
-    re.IGNORECASE,
-)
-_REFERENCE: Final = re.compile(
-    r"\s?\[(?:\d{1,4}(?:[,–-]\s?\d{1,4})*|[a-z]|note \d+|nb \d+|citation needed|clarification needed)\]", re.I
-)
-_ABBREVIATION_END: Final = re.compile(
-    r"(?:^|[\s(])(?:[A-Z]|No|Nos|v|vs|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Co|Corp|Ltd|Fig|Figs|Gen|Gov|Sen|Rep|"
-    r"Lt|Col|Capt|Sgt|Rev|Hon|Vol|pp|ca|approx|e\.g|i\.e|U\.S|Ph\.D)\.$"
-)
-_LEAD_IN: Final = re.compile(r"[^\s:]:$")
-_EMPTY_SEE: Final = re.compile(r"\bsee\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
-_LEADERS: Final = re.compile(r"(?:\.\s){5,}|\.{5,}")
-_CAPTION: Final = re.compile(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]", re.IGNORECASE)
-_RECORD: Final = re.compile(r"^[^:;|]{1,60}: [^;]+(?:; [^:;|]{1,60}: [^;]*)+$")
-_NUMERIC_CELL: Final = re.compile(r"^[\s\d.,%()+\-–−$€£]+$")
-_END: Final = (".", "!", "?", "。", ":", ";", ")", '"', "”")
+__all__ = [
+    "MAX_UNITS_PER_SOURCE",
+    "MIN_WORDS",
+    "TYPED_ANSWERS",
+    "EmbeddingCache",
+    "Evidence",
+    "Unit",
+    "clean_inline",
+    "gather",
+    "is_navigation",
+    "is_title_like",
+    "leans_on_neighbours",
+    "pieces",
+    "pieces_in_context",
+    "rescore",
+    "row_labels",
+    "units_of",
+]
 
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One candidate answer: ``source`` is 1-based (``[Source N]``), ``index`` its place in the source."""
-
-    source: int
-    index: int
-    text: str
-    kind: str = "sentence"
-    context: str = ""  # a table row's lead-in, caption or heading (matched, never quoted)
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
-def clean_inline(text: str) -> str:
-    """Markdown inline syntax removed: links keep their text, emphasis and code marks go, and so do
-    reference markers ("Antarctica.[5]", "TableFormer [9]", "[citation needed]"): they are not
-    numbers of the text (a "how many" question must not find its number in "[20]")."""
-    text = _LINK.sub(lambda m: m.group(1), text)
-    text = _EMPHASIS.sub(lambda m: m.group(2), text)
-    text = _REFERENCE.sub("", text)
-    return " ".join(text.split())
-
-
-def is_title_like(line: str) -> bool:
-    """A short line without final punctuation whose words are mostly capitalised (a title or label)."""
-    words = line.split()
-    if not words or len(words) > 10 or line.rstrip().endswith(_END) or any(c.isdigit() for c in line):
-        return False
-    long_words = [w for w in words if len(w) > 3] or words
-    caps = sum(1 for w in long_words if w[:1].isupper() or not w[:1].isalpha())
-    return caps / len(long_words) >= 0.6 or len(words) <= 3
-
-
-def is_navigation(line: str) -> bool:
-    """A navigation, "see also" or link-list line: it points elsewhere and answers nothing."""
-    text = line.strip()
-    return bool(_NAVIGATION.search(text) or _EMPTY_SEE.search(text) or _LEADERS.search(text))
-
-
-def pieces(text: str) -> list[tuple[str, str]]:
-    """``(kind, text)`` of a chunk: prose sentences and self-describing table rows, in order.
-
-    Headings, title-like lines, navigation and link-only lines are dropped.
-    """
-    return [(kind, piece) for kind, piece, _ in pieces_in_context(text)]
-
-
-def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
-    """:func:`pieces` with each table row's context: the line just before its table (a lead-in such as
-    "Here are some things a duck could eat:", a caption or a heading), which says what the rows are."""
-    lines = text.split("\n")
-    out: list[tuple[str, str, str]] = []
-    header: list[str] | None = None
-    merging = False
-    before = ""  # the last line outside a table
-    context = ""
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if not line.startswith("|"):
-            header = None
-            if line:
-                before = clean_inline(_HEADING.sub("", line))
-            if not line or _HEADING.match(line):
-                continue
-            was_item = bool(_LIST_MARK.match(line))
-            line = clean_inline(_LIST_MARK.sub("", line))
-            if not line or is_navigation(line):
-                continue
-            if _RECORD.match(line):  # a spreadsheet row written as "Header: value; …"
-                out.append(("row", line, ""))
-                continue
-            if not was_item and (is_title_like(line) or (_CAPTION.match(line) and len(line.split()) <= 8)):
-                continue  # a title, label or short caption ("Table 1: EU Countries Information")
-            for sentence in _sentences(line):
-                # a lead-in ("… could eat:") announces what follows; it answers nothing itself (a spaced
-                # colon is a separator, as in a transcript's caption "v. : No. 07-1315 … :")
-                if not is_navigation(sentence) and not _LEAD_IN.search(sentence):
-                    out.append(("sentence", sentence, ""))
-            continue
-        if _TABLE_RULE.match(line):
-            continue
-        if header is None:
-            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            if _TABLE_RULE.match(nxt):
-                header = [clean_inline(c) for c in _cells(line)]
-                merging = True
-                context = before
-                continue
-            context = before
-            header = []
-        cells = [clean_inline(c) for c in _cells(line)]
-        if any(is_navigation(c) for c in cells):
-            continue  # a table-of-contents row
-        if merging and header and _continues_header(header, cells):
-            # a second header row: "TEDs" over "simple | complex" reads "TEDs simple"; a cell that
-            # repeats the header above it ("# enc-layers" under "# enc-layers") is said once
-            header = [h if c == h else f"{h} {c}".strip() for h, c in zip(header, cells, strict=True)]
-            continue
-        merging = False
-        if header and len(header) == len(cells):
-            pairs = [(h, c) for h, c in zip(header, cells, strict=True) if c]
-            out.append(("row", "; ".join(f"{h}: {c}" if h else c for h, c in pairs), context))
-        else:
-            out.append(("row", " | ".join(c for c in cells if c), context))
-    return out
-
-
-def _sentences(line: str) -> list[str]:
-    """The sentences of a prose line, with the splits after an initial or an abbreviation undone
-    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy")."""
-    out: list[str] = []
-    for sentence in sentences(line):
-        if out and _ABBREVIATION_END.search(out[-1]):
-            out[-1] = f"{out[-1]} {sentence}"
-        else:
-            out.append(sentence)
-    return out
-
-
-def _continues_header(header: list[str], cells: list[str]) -> bool:
-    """Whether *cells*, the row under *header*, is a second header row: no numbers, and gaps in it or a
-    mostly empty first row; or a row that repeats a header cell in its column ("# enc-layers" under
-    "# enc-layers") whose other cells are mostly words ("simple", "complex", "(0.75)", "time (secs)")."""
-    if len(cells) != len(header):
-        return False
-    if not any(ch.isdigit() for c in cells for ch in c):
-        return "" in cells or 2 * sum(not h for h in header) > len(header)
-    repeats = sum(1 for h, c in zip(header, cells, strict=True) if c and c == h)
-    rest = [c for h, c in zip(header, cells, strict=True) if c and c != h]
-    numeric = sum(1 for c in rest if _NUMERIC_CELL.match(c))
-    return repeats >= 1 and bool(rest) and 2 * numeric < len(rest)
-
-
-def units_of(results: Sequence[SearchResult]) -> list[Unit]:
-    """The candidate units of every source, each source's in order (short fragments dropped)."""
-    units: list[Unit] = []
-    for n, result in enumerate(results, start=1):
-        kept = [(k, p, c) for k, p, c in pieces_in_context(result.chunk.text) if k == "row" or _long_enough(p)]
-        units.extend(Unit(n, i, p, k, c) for i, (k, p, c) in enumerate(kept[:MAX_UNITS_PER_SOURCE]))
-    return units
-
-
-def _long_enough(text: str) -> bool:
-    """Four words, or two when one holds a digit (a date line, "No. 07-1315"); never a bare caption."""
-    n = len(text.split())
-    if n <= 8 and re.match(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]?$", text, re.I):
-        return False
-    return n >= MIN_WORDS or (n >= 2 and any(c.isdigit() for c in text))
+#: The answer types whose expressions a unit can be seen to hold (a date, a number, a name …).
+TYPED_ANSWERS: Final = frozenset({"date", "time", "number", "person", "place", "reason", "expansion"})
 
 
 class EmbeddingCache:
@@ -295,10 +148,30 @@ class Evidence:
         return any(is_negated(self.units[j].text) for j in self.window(i))
 
 
-def _read_as(unit: Unit) -> str:
-    """The text a unit is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
-    Food: Ash, Elm, Maple"), whose words say what the row is about; any other unit as written."""
-    return f"{unit.context} {unit.text}" if unit.kind == "row" and unit.context else unit.text
+def _part_stems(question: str, unit: Unit) -> frozenset[str]:
+    """The stems of the parts of *unit*'s hyphenated words and, for a table row, the question words its
+    header labels shorten ("enc" covers "encoder")."""
+    parts = frozenset(content_stems(" ".join(w.replace("-", " ") for w in unit.text.split() if "-" in w)))
+    if unit.kind != "row":
+        return parts
+    return parts | abbreviation_stems(question, " ".join(row_labels(unit.text)))
+
+
+def _read_as(units: Sequence[Unit], i: int) -> str:
+    """The text unit *i* is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
+    Food: Ash, Elm, Maple"), whose words say what the row is about; a short line that leans on its
+    neighbours (:func:`leans_on_neighbours`) with them; any other unit as written."""
+    unit = units[i]
+    if unit.kind == "row" and unit.context:
+        return f"{unit.context} {unit.text}"
+    if leans_on_neighbours(unit):
+        return " ".join(units[j].text for j in _window(units, i))
+    return unit.text
+
+
+def _window(units: Sequence[Unit], i: int) -> list[int]:
+    """Unit *i* with its neighbours in the same source."""
+    return [j for j in (i - 1, i, i + 1) if 0 <= j < len(units) and units[j].source == units[i].source]
 
 
 def gather(
@@ -315,21 +188,27 @@ def gather(
     seqs = [content_stems(u.text) for u in units]
     # a unit also matches the question words its acronyms stand for (and the question's acronym it spells out)
     stems = [frozenset(seq) | acronym_stems(question.text, u.text) for seq, u in zip(seqs, units, strict=True)]
+    # a hyphenated word also holds its parts ("enc-layers": layers); a table header its clipped words ("enc")
+    stems = [s | _part_stems(question.text, u) for s, u in zip(stems, units, strict=True)]
+    # a chunk's heading path says what its lines are about: its words count around each of them
+    headings = [frozenset(content_stems(re.sub(r"[-_]", " ", " ".join(r.chunk.section_path)))) for r in results]
     window_stems: list[frozenset[str]] = []
     for i, u in enumerate(units):
-        near = [stems[j] for j in (i - 1, i, i + 1) if 0 <= j < len(units) and units[j].source == u.source]
+        near = [stems[j] for j in _window(units, i)] + [headings[u.source - 1]]
         if u.context:
             near.append(frozenset(content_stems(u.context)))
         window_stems.append(frozenset().union(*near))
+    # a short line that leans on its neighbours holds their words too (a date line under "oral argument")
+    stems = [window_stems[i] if leans_on_neighbours(u) else stems[i] for i, u in enumerate(units)]
     contexts = list(dict.fromkeys(u.context for u in units if u.context))
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)
-        read = [i for i, u in enumerate(units) if _read_as(u) != u.text]
-        texts = [u.text for u in units] + contexts + [_read_as(units[i]) for i in read]
+        read = [i for i, u in enumerate(units) if _read_as(units, i) != u.text]
+        texts = [u.text for u in units] + contexts + [_read_as(units, i) for i in read]
         scores = [float(x) for x in (cache or EmbeddingCache()).vectors(embedder, texts) @ qvec]
         cosines = scores[: len(units)]
         for i, cos in zip(read, scores[len(units) + len(contexts) :], strict=True):
-            cosines[i] = max(cosines[i], cos)  # a row read under its lead-in, when that matches better
+            cosines[i] = max(cosines[i], cos)  # a row under its lead-in, a short line with its neighbours
         by_context = dict(zip(contexts, scores[len(units) : len(units) + len(contexts)], strict=True))
         context_cos = [by_context.get(u.context, -1.0) for u in units]
     else:
@@ -351,7 +230,7 @@ def gather(
         window_coverage=[coverage(question.terms, s) for s in window_stems],
         type_hits=type_hits,
         window_type_hits=window_type,
-        source_stems=frozenset(content_stems(" ".join(r.chunk.text for r in results))),
+        source_stems=frozenset(content_stems(" ".join(r.chunk.text for r in results))).union(*headings),
     )
     return rescore(ev, model)
 
@@ -363,4 +242,27 @@ def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
     m = model or sentence_model()
     ev.scores = [m.probability(unit_features(ev, i)) for i in range(len(ev.units))]
     ev.order = sorted(range(len(ev.units)), key=lambda i: (-ev.scores[i], ev.units[i].source, ev.units[i].index))
+    typed = _typed_rival(ev)
+    if typed is not None:
+        ev.order.remove(typed)
+        ev.order.insert(0, typed)
     return ev
+
+
+def _typed_rival(ev: Evidence) -> int | None:
+    """The unit to rank first instead of the best-scoring one, if any: when the question asks for a type
+    (a number, a date, a name …) that the best unit lacks, the best-scoring unit that holds one, covers
+    more of the question's terms and its constraints (names, numbers, qualifiers) at least as well
+    ("What score … with 6 encoder layers?": the table row with the scores, not the sentence about them).
+    Equal coverage leaves the model's choice alone."""
+    if not ev.order or ev.question.answer_type not in TYPED_ANSWERS or ev.type_hits[ev.order[0]] > 0:
+        return None
+    best, keys = ev.order[0], ev.question.key_terms
+    for j in ev.order[1:]:
+        if (
+            ev.type_hits[j] > 0
+            and ev.coverage[j] > ev.coverage[best]
+            and coverage(keys, ev.stems[j]) >= coverage(keys, ev.stems[best])
+        ):
+            return j
+    return None

@@ -112,3 +112,67 @@ def test_off_falls_back_to_the_similarity_floor() -> None:
     )
     assert response.declined and response.decline_reason == "no_supporting_sentence"
     assert response.answerability is None
+
+
+def test_a_typed_question_ranks_first_the_unit_that_holds_the_type_and_covers_more() -> None:
+    from ragwright.generate.answerability import LogisticModel
+
+    prefers_prose = LogisticModel(features=("row",), mean=(0.0,), scale=(1.0,), coef=(-4.0,), intercept=0.0)
+    text = (
+        "Smaller models trained on the new encoding perform better in the accuracy tests.\n\n"
+        "| # enc-layers | accuracy |\n| --- | --- |\n| 4 | 0.91 |"
+    )
+    q = analyze("What accuracy score does the model reach with 4 encoder layers?")
+    assert q.answer_type == "number"
+    ev = gather(q, [source("p", text)], HashingEmbedder(), model=prefers_prose)
+    row = next(i for i, u in enumerate(ev.units) if u.kind == "row")
+    assert ev.scores[row] < max(ev.scores)  # the model alone prefers the sentence
+    assert ev.best == row  # the row holds the asked number and covers more of the question
+    # a question for no type, or a rival covering no more, leaves the model's order alone
+    ev = gather(
+        analyze("Do smaller models perform better?"), [source("p", text)], HashingEmbedder(), model=prefers_prose
+    )
+    assert ev.units[ev.best].kind == "sentence"
+
+
+def test_table_rows_the_question_cannot_tell_apart_are_both_quoted() -> None:
+    text = (
+        "Sheet: Titles Since 1990; Club: Rovers; City: Leeds; Titles: 2\n\n"
+        "Sheet: Titles; Club: Rovers; City: Leeds; Titles: 9\n\n"
+        "Sheet: Titles; Club: United; City: York; Titles: 4"
+    )
+    ev = gather(analyze("How many titles have the Rovers won?"), [source("x", text)], HashingEmbedder())
+    chosen = choose_units(ev, 3, relative_floor=1.0)
+    assert sorted(ev.units[i].text[-9:] for i in chosen) == ["Titles: 2", "Titles: 9"]
+    # a row that matches fewer of the question's words is not a twin
+    ev = gather(
+        analyze("How many titles have the Rovers of Leeds won?"),
+        [source("x", text.replace("City: Leeds; Titles: 9", "City: Bath; Titles: 9"))],
+        HashingEmbedder(),
+    )
+    assert len(choose_units(ev, 3, relative_floor=1.0)) == 1
+
+
+def test_a_short_line_is_quoted_with_the_line_that_says_what_it_is_about() -> None:
+    text = (
+        "IN THE HIGH COURT OF THE REALM x JANE ROE, :\n\nv. : No. 12-4410 RICHARD DOE. :\n\n"
+        "The hearing before the High Court began at ten in the morning."
+    )
+    ev = gather(
+        analyze("What is the case number of Roe v. Doe in the High Court?"), [source("t", text)], HashingEmbedder()
+    )
+    docket = next(i for i, u in enumerate(ev.units) if "12-4410" in u.text)
+    ev.order = [docket] + [i for i in ev.order if i != docket]
+    chosen = choose_units(ev, 3, relative_floor=1.0)
+    assert [ev.units[i].text for i in chosen] == [
+        "IN THE HIGH COURT OF THE REALM x JANE ROE, :",
+        "v. : No. 12-4410 RICHARD DOE. :",
+    ]
+    assert choose_units(ev, 1) == [docket]  # one unit asked for, one quoted
+
+
+def test_a_quoted_line_loses_its_trailing_separator() -> None:
+    response = ExtractiveAnswerer(HashingEmbedder()).answer(
+        "case number Roe", [source("t", "v. : No. 12-4410 RICHARD ROE. :")], OFF.merged(max_answer_sentences=1)
+    )
+    assert response.answer == "v. : No. 12-4410 RICHARD ROE. [Source 1]"

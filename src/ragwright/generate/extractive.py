@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Final
 
 from ragwright.generate.answerability import applies_to, judge
-from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, pieces
+from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, leans_on_neighbours, pieces, row_labels
 from ragwright.generate.options import RagOptions
 from ragwright.generate.question import Question, analyze, new_type_spans
 from ragwright.model.results import Citation, RagResponse, SearchResult
@@ -54,6 +54,30 @@ def _pieces(text: str) -> list[str]:
     return [p for _, p in pieces(text)]
 
 
+def _twin_row(ev: Evidence, best: int) -> int | None:
+    """Another table row that the question cannot tell from the best one: the same header labels, the
+    same question terms matched, and the asked type held by both ("How many … have the Maple Leafs
+    won?" over two sheets, "Stanley Cups Since 67" and "Stanley Cups", each with a Maple Leafs row):
+    quoting one would pick between them silently."""
+    unit = ev.units[best]
+    labels = row_labels(unit.text)
+    if unit.kind != "row" or not labels:
+        return None
+    terms = frozenset(ev.question.terms)
+    matched = terms & ev.stems[best]
+    for j in ev.order[1:]:
+        other = ev.units[j]
+        if (
+            other.kind == "row"
+            and other.text != unit.text
+            and row_labels(other.text) == labels
+            and terms & ev.stems[j] == matched
+            and (ev.type_hits[j] > 0) == (ev.type_hits[best] > 0)
+        ):
+            return j
+    return None
+
+
 def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> list[int]:
     """The unit(s) to quote: the best one, and a second only when the first is not enough.
 
@@ -61,10 +85,12 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
     lacks while a neighbouring sentence holds one, or when the sentence model is nearly as sure of
     another unit (its score at least *relative_floor* of the best — ``RagOptions.extractive_relative_floor``,
     0.7 measured on the training articles: a second unit then holds the answer often enough to be
-    worth quoting), or — failing both — when a "which/what <thing>" question's best sentence names
-    nothing the question does not and a neighbouring sentence does ("Which research centre debunked
-    the myth?": "A common urban legend claims …" then "This myth was first debunked by the Acoustics
-    Research Centre …").
+    worth quoting), or when it is a short line that leans on its neighbours (a docket line: the line
+    beside it that holds most of the question's terms says what it is about), or when the question
+    cannot tell two table rows apart (:func:`_twin_row`), or — failing all — when a "which/what
+    <thing>" question's best sentence names nothing the question does not and a neighbouring sentence
+    does ("Which research centre debunked the myth?": "A common urban legend claims …" then "This myth
+    was first debunked by the Acoustics Research Centre …").
     """
     best = ev.best
     if best is None:
@@ -76,10 +102,17 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
             near = [j for j in ev.window(best) if j != best and ev.type_hits[j] > 0]
             if near:
                 chosen.append(max(near, key=lambda j: ev.scores[j]))
+        if len(chosen) == 1 and leans_on_neighbours(ev.units[best]):
+            # a date or docket line alone does not say what it is about: quote the line beside it that does
+            near = [j for j in ev.window(best) if j != best and not leans_on_neighbours(ev.units[j])]
+            if near:
+                chosen.append(max(near, key=lambda j: (ev.coverage[j], ev.scores[j])))
         if len(chosen) == 1 and len(ev.order) > 1:
             second = ev.order[1]
             if ev.scores[second] >= relative_floor * ev.scores[best]:
                 chosen.append(second)
+        if len(chosen) == 1 and (twin := _twin_row(ev, best)) is not None:
+            chosen.append(twin)
         if len(chosen) == 1 and q.answer_type == "other" and _WHICH_THING.match(q.text) and not _new_names(q, ev, best):
             # "Which research centre …?" asks for a named thing: a best sentence naming nothing new is
             # not enough when its neighbour names one
@@ -130,7 +163,8 @@ class ExtractiveAnswerer:
         parts, citations = [], []
         for i in choose_units(ev, options.max_answer_sentences, options.extractive_relative_floor):
             unit = ev.units[i]
-            text = unit.text if unit.text.endswith((".", "!", "?", "。")) else unit.text + "."
+            text = unit.text.rstrip(" :;,")  # "… MIRZAYANCE. :" quoted as "… MIRZAYANCE."
+            text = text if text.endswith((".", "!", "?", "。")) else text + "."
             parts.append(f"{text} [Source {unit.source}]")
             chunk = sources[unit.source - 1].chunk
             citations.append(Citation(unit.source, chunk.id, chunk.document_id, unit.text))

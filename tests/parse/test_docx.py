@@ -35,7 +35,7 @@ def tables(doc: Document) -> list[str]:
 
 def test_word_sample_title_table_lists_metadata() -> None:
     doc = parse("word_sample.docx")
-    assert VERSION == "docx/3"
+    assert VERSION == "docx/4"
     assert doc.title == "Swimming in the lake"
     assert [e.text for e in doc.elements if e.kind is ElementKind.TITLE] == ["Swimming in the lake"]
     table = tables(doc)[0]

@@ -177,6 +177,16 @@ def test_rapidocr_replaces_a_garbage_layer_and_reads_cjk(engine_slot: None) -> N
         parse("imagemagick-CCITTFaxDecode.pdf")  # a 16x16 pixel fax image
 
 
+def test_a_page_too_small_to_hold_a_line_is_not_sent_to_ocr(engine_slot: None) -> None:
+    engine = FakeEngine(["Anything at all"])
+    ocr.set_engine(engine)
+    with pytest.raises(ParseError, match="OCR \\(fake\\) found no text"):
+        parse("imagemagick-CCITTFaxDecode.pdf")  # a 12 by 12 point page, its fax image 12 pixels a side
+    assert engine.images == []
+    doc = parse("loremipsum-flat.pdf")  # a full page is still read
+    assert doc.text == "Anything at all" and len(engine.images) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("pytesseract") is None or shutil.which("tesseract") is None,

@@ -30,7 +30,7 @@ def slide_titles(doc: Document) -> list[str]:
 
 def test_powerpoint_sample_titles_table_notes_pages() -> None:
     doc = parse("powerpoint_sample.pptx")
-    assert VERSION == "pptx/3"
+    assert VERSION == "pptx/4"
     assert slide_titles(doc) == ["Test Table Slide", "Second slide title", "Slide 3"]
     assert doc.title == "Test Table Slide"
     assert all(e.level == 1 for e in doc.elements if e.kind is ElementKind.HEADING)

@@ -50,7 +50,8 @@ from ragwright.errors import LimitExceeded, MissingDependencyError, ParseError
 from ragwright.model.document import Document, Element, ElementKind
 from ragwright.parse.options import ParseOptions
 
-VERSION = "email/3"  # 3: image attachments read as a single glyph are not indexed (image/2)
+# 3: image attachments read as a single glyph are not indexed (image/2); 4: blank margins not searched (image/3)
+VERSION = "email/4"
 MAX_ATTACHMENTS = 100
 MAX_DEPTH = 3
 

@@ -48,7 +48,7 @@ __all__ = [
     "skew_angle",
 ]
 
-VERSION = "image/2"
+VERSION = "image/3"
 MAX_PIXELS: Final = 80_000_000  # ~ an A4 page at 1200 dpi; PIL's own bomb check is a warning below 2x this
 UPSCALE_BELOW: Final = 900
 MIN_CHARS: Final = 2  # letters and digits a page's OCR must read to be indexed: one is a logo's letter or a mark
@@ -152,13 +152,14 @@ def prepare(image: Any) -> Any:
     return frame
 
 
-def skew_angle(image: Any) -> float:
+def skew_angle(image: Any, *, at_least: float = 0.0) -> float:
     """The rotation (degrees, counter-clockwise) that levels the text lines of *image*, within ±10°.
 
     Projection profile: on a reduced grey copy, the angle whose rotation gives the sharpest row profile
     of ink (how much darker than the paper each pixel is; the largest sum of squared differences
     between adjacent rows) — text lines then fall into rows of their own. A coarse pass by 2°, a fine
-    one by 0.25° around the best.
+    one by 0.25° around the best. With *at_least*, a skew that cannot reach that many degrees (the
+    coarse pass's best is too near level for the fine one to get there) is 0.0 without the fine pass.
     """
     np = require("numpy", "")
     pil = require("PIL.Image", "ocr", "reading images")
@@ -178,6 +179,8 @@ def skew_angle(image: Any) -> float:
     if level == 0.0:
         return 0.0  # no ink, or nothing but uniform rows: nothing to level
     best = max(range(-_MAX_SKEW, _MAX_SKEW + 1, 2), key=lambda a: sharpness(float(a)))
+    if abs(best) + 1.5 < at_least:
+        return 0.0  # the fine pass looks 1.5 degrees either side of the coarse best at most
     fine = [best + step / 4 for step in range(-6, 7)]
     angle = float(max(fine, key=sharpness))
     return angle if sharpness(angle) > 1.05 * level else 0.0  # a clear gain over leaving it, or none
@@ -186,7 +189,7 @@ def skew_angle(image: Any) -> float:
 def deskew(image: Any, *, expand: bool = True) -> Any:
     """*image* levelled when its text is skewed by :data:`MIN_SKEW` degrees or more (else as given)."""
     pil = require("PIL.Image", "ocr", "reading images")
-    angle = skew_angle(image)
+    angle = skew_angle(image, at_least=MIN_SKEW)
     if abs(angle) < MIN_SKEW:
         return image
     return image.rotate(angle, resample=pil.Resampling.BICUBIC, expand=expand, fillcolor=(255, 255, 255))

@@ -12,12 +12,13 @@ confidence in ``[0, 1]``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ragwright._deps import require
 from ragwright.errors import MissingDependencyError
@@ -57,16 +58,66 @@ down to 10 px text, at 1280 px it rises on 10 px text and at 960 px it breaks th
 """
 
 
+CROP_MARGIN: Final = 32
+"""Pixels of paper kept around an image's content when its blank margins are cut off before detection
+(plus :data:`CROP_MARGIN_SHARE` of its long side: a detected box reaches about 0.8 line heights past its
+letters, and a large heading must keep its room)."""
+CROP_MARGIN_SHARE: Final = 0.05
+CROP_TOLERANCE: Final = 16  # grey levels from the paper's colour within which a pixel is paper
+
+
+def content_box(pixels: Any, margin: int = CROP_MARGIN) -> tuple[int, int, int, int] | None:
+    """``(x0, y0, x1, y1)``: the part of *pixels* (an H x W x 3 array) that differs from the paper,
+    with a margin of paper around it (:data:`CROP_MARGIN` plus :data:`CROP_MARGIN_SHARE` of the long
+    side), within the image; ``None`` when the image is all paper.
+
+    The paper is the median colour of the image's outermost rows and columns; a pixel differing from
+    it by more than :data:`CROP_TOLERANCE` grey levels in any channel is content (faint text and JPEG
+    speckles included: they only make the box larger).
+    """
+    np = require("numpy", "")
+    height, width = int(pixels.shape[0]), int(pixels.shape[1])
+    border = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
+    paper = np.median(border, axis=0).astype(np.int16)
+    ink = (np.abs(pixels.astype(np.int16) - paper) > CROP_TOLERANCE).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    pad = margin + round(CROP_MARGIN_SHARE * max(width, height))
+    return (
+        max(0, int(cols[0]) - pad),
+        max(0, int(rows[0]) - pad),
+        min(width, int(cols[-1]) + 1 + pad),
+        min(height, int(rows[-1]) + 1 + pad),
+    )
+
+
+def detector_ratio(limit_type: str, limit: float, width: int, height: int) -> float:
+    """The scale rapidocr's detector gives an image of *width* x *height* under its limit (``"max"``:
+    shrunk to *limit* on its long side when larger; ``"min"``: enlarged to *limit* on its short side
+    when smaller; before its rounding to multiples of 32)."""
+    if limit_type == "max":
+        return limit / max(width, height) if max(width, height) > limit else 1.0
+    return limit / min(width, height) if min(width, height) < limit else 1.0
+
+
 class RapidOcrEngine:
     """PP-OCR models through ``rapidocr`` on onnxruntime (CPU, ``threads`` intra-op threads).
 
     ``det_max_side``: large images are searched for text at this long side (:data:`DET_MAX_SIDE`;
     ``None``: rapidocr's own rule, never shrinking).
+
+    Blank margins are cut off before the search (:func:`content_box`): the detector's time grows with
+    the pixels it is given, and a page's margins, the padding under a figure strip
+    (:mod:`~ragwright.parse.pdf.images`) or a logo's empty canvas hold no text. The part kept is searched
+    at the scale the whole image would have been (:func:`detector_ratio`), so the same text is found
+    at the same size, and recognition reads the same crops; boxes are returned in the whole image's
+    pixels. ``crop=False`` searches the whole image.
     """
 
     name = "rapidocr"
 
-    def __init__(self, threads: int = 1, *, det_max_side: int | None = DET_MAX_SIDE) -> None:
+    def __init__(self, threads: int = 1, *, det_max_side: int | None = DET_MAX_SIDE, crop: bool = True) -> None:
         module = require("rapidocr", "ocr", "OCR of scanned pages")
         self._engine = module.RapidOCR(
             params={
@@ -78,15 +129,19 @@ class RapidOcrEngine:
         )
         self._default_limit: tuple[Any, Any] | None = None
         self.det_max_side = det_max_side
+        self.crop = crop
+        self.searched: tuple[int, int] | None = None  # the size of the part of the last image searched
         self._lock = threading.Lock()
 
-    def _size_detector(self, width: int, height: int) -> None:
+    def _size_detector(self, width: int, height: int, part: tuple[int, int] | None = None) -> float | None:
         """Cap the detector's input for a large image (a speed setting: when rapidocr's internals differ
-        from what this expects, its own rule applies unchanged)."""
+        from what this expects, its own rule applies unchanged, and ``None`` is returned); the scale the
+        detector gives a *width* x *height* image. With *part* (the size of the piece of such an image
+        actually handed over), the piece is searched at the whole image's scale."""
         load = getattr(self._engine, "_load_det_model", None)
         detector = load() if callable(load) else None
         if detector is None or not hasattr(detector, "limit_type") or not hasattr(detector, "limit_side_len"):
-            return
+            return None
         if self._default_limit is None:
             self._default_limit = (detector.limit_type, detector.limit_side_len)
         cap = self.det_max_side
@@ -94,22 +149,58 @@ class RapidOcrEngine:
             detector.limit_type, detector.limit_side_len = "max", cap
         else:
             detector.limit_type, detector.limit_side_len = self._default_limit
+        if str(detector.limit_type) not in ("max", "min"):
+            return None
+        ratio = detector_ratio(str(detector.limit_type), float(detector.limit_side_len), width, height)
+        if part is not None:
+            if ratio <= 1.0:
+                detector.limit_type, detector.limit_side_len = "max", ratio * max(part)
+            else:
+                detector.limit_type, detector.limit_side_len = "min", ratio * min(part)
+        return ratio
 
     def recognize(self, image: Any) -> list[OcrLine]:
         np = require("numpy", "")  # a base dependency
         pixels = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # RGB -> BGR
         with self._lock:
-            self._size_detector(int(pixels.shape[1]), int(pixels.shape[0]))
-            result = self._engine(pixels)
+            result, dx, dy, sx, sy = self._run(pixels)
         if result.boxes is None or result.txts is None or result.scores is None:
             return []
         out: list[OcrLine] = []
         for box, text, score in zip(result.boxes, result.txts, result.scores, strict=False):
-            xs = [float(p[0]) for p in box]
-            ys = [float(p[1]) for p in box]
+            xs = [(float(p[0]) + dx) * sx for p in box]
+            ys = [(float(p[1]) + dy) * sy for p in box]
             if str(text).strip():
                 out.append(OcrLine(str(text).strip(), min(xs), min(ys), max(xs), max(ys), float(score)))
         return out
+
+    def _run(self, pixels: Any) -> tuple[Any, int, int, float, float]:
+        """rapidocr's result for *pixels*, with the offset and scales taking its boxes back to *pixels*."""
+        np = require("numpy", "")
+        sx = sy = 1.0
+        shrink = getattr(self._engine, "preprocess_img", None)
+        limit = getattr(self._engine, "max_side_len", None)
+        if self.crop and callable(shrink) and isinstance(limit, int | float) and max(pixels.shape[:2]) > limit:
+            # rapidocr shrinks an image over its max_side_len before anything else: done here first, so
+            # the piece cut out holds the very pixels it would have searched and read
+            pixels, record = shrink(pixels)
+            sx, sy = float(record["preprocess"]["ratio_w"]), float(record["preprocess"]["ratio_h"])
+        height, width = int(pixels.shape[0]), int(pixels.shape[1])
+        box = content_box(pixels) if self.crop else None
+        ratio = self._size_detector(width, height)
+        if box is not None and ratio is not None:
+            # the piece starts and ends on the detector's 32-pixel grid of the whole image, so the
+            # network sees its pixels where it would have seen them
+            step = 32 / ratio
+            x0, y0 = (int(math.floor(v / step) * step) for v in box[:2])
+            x1 = min(width, x0 + math.ceil(math.ceil((box[2] - x0) / step) * step))
+            y1 = min(height, y0 + math.ceil(math.ceil((box[3] - y0) / step) * step))
+            if (x1 - x0) * (y1 - y0) <= 0.9 * width * height and min(x1 - x0, y1 - y0) >= 2 * CROP_MARGIN:
+                self.searched = (x1 - x0, y1 - y0)
+                self._size_detector(width, height, (x1 - x0, y1 - y0))
+                return self._engine(np.ascontiguousarray(pixels[y0:y1, x0:x1])), x0, y0, sx, sy
+        self.searched = (width, height)
+        return self._engine(pixels), 0, 0, sx, sy
 
 
 class TesseractEngine:

@@ -9,12 +9,14 @@ returns the paragraphs OCR found in it, flagged like every OCR element (``ocr``,
 
 Pictures that cannot hold a readable line are skipped before any OCR: smaller than
 :data:`MIN_SIDE` pixels on a side (icons, bullets, logos), over :data:`~ragwright.parse.image.MAX_PIXELS`,
-or not an image PIL can open (EMF/WMF drawings). The same picture used twice is read once, and at most
-:data:`MAX_PICTURES` pictures a document are read (each costs about a second of OCR), within
-:data:`OCR_BUDGET_PIXELS` pixels handed to OCR (its time grows with them; a budget in pixels, not
-seconds, keeps a document's text the same on a busy machine). Nothing happens when OCR is off
-(``ParseOptions.ocr``), OCR of pictures is off (``ParseOptions.ocr_images``) or no engine is installed:
-the document parses as before.
+not an image PIL can open (EMF/WMF drawings), or one that does not look like text (:func:`looks_like_text`:
+a photo, a logo, a drawing in broad areas of colour, a blank picture — the rule the images on PDF pages
+follow; OCR of a 900-pixel picture costs about a second whether it finds text or not). The same
+picture used twice is read once, and at most :data:`MAX_PICTURES` pictures a document are read (each
+costs about a second of OCR), within :data:`OCR_BUDGET_PIXELS` pixels handed to OCR (its time grows
+with them; a budget in pixels, not seconds, keeps a document's text the same on a busy machine).
+Nothing happens when OCR is off (``ParseOptions.ocr``), OCR of pictures is off
+(``ParseOptions.ocr_images``) or no engine is installed: the document parses as before.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ import io
 import logging
 from typing import Any, Final
 
+from ragwright._deps import require
 from ragwright.model.document import Element
 from ragwright.parse import ocr as _ocr
 from ragwright.parse.image import MAX_PIXELS, prepare, recognise
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf.elements import PdfPage, page_elements
 
-__all__ = ["MAX_PICTURES", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader"]
+__all__ = ["MAX_PICTURES", "MIN_EDGE", "MIN_SIDE", "OCR_BUDGET_PIXELS", "PictureReader", "looks_like_text"]
 
 MIN_SIDE: Final = 120
 MAX_PICTURES: Final = 20
@@ -39,6 +42,7 @@ MAX_PICTURES: Final = 20
 # a picture counts at least MIN_COST pixels (rapidocr's detector enlarges small ones to 736 px a side)
 OCR_BUDGET_PIXELS: Final = 3_000_000
 MIN_COST: Final = 736 * 736
+MIN_EDGE: Final = 0.2  # share of ink pixels on a stroke's edge below which an image holds no text
 _log = logging.getLogger(__name__)
 
 
@@ -87,6 +91,11 @@ class PictureReader:
             image.load()
         except Exception:  # not a raster image PIL reads (EMF, WMF, SVG …) or a damaged one
             return []
+        try:
+            if not looks_like_text(image):
+                return []  # a photo, a logo, a drawing in broad colours, a blank picture
+        except Exception:  # a mode the check cannot convert: OCR decides
+            pass
         scanned = self._ocr(image, name, page)
         return self.elements(scanned, name, page) if scanned is not None else []
 
@@ -135,6 +144,36 @@ class PictureReader:
             dataclasses.replace(e, page=page, attributes={**e.attributes, "image": name})
             for e in page_elements([scanned])
         ]
+
+
+def looks_like_text(image: Any) -> bool:
+    """Whether *image* (PIL) may hold text worth an OCR run (about a second each): some ink, drawn in
+    thin strokes. Photos, logos, rendered shapes and blank images are mostly thick areas of colour.
+
+    On a grey copy (at most 512 pixels a side, on white), ink is what differs from the paper (the
+    median) by a quarter of the range; the share of ink pixels with a paper pixel beside them is
+    0.5-0.95 for text and labelled diagrams, 0.05-0.15 for photos, logos and rendered objects (the
+    images of the docs corpus). Too little ink (under 0.2 %) is a blank or faded picture.
+    """
+    np = require("numpy", "")
+    pil = require("PIL.Image", "ocr", "reading images")
+    frame = image.convert("RGBA")
+    white = pil.new("RGBA", frame.size, (255, 255, 255, 255))
+    grey = pil.alpha_composite(white, frame).convert("L")
+    factor = 512 / max(grey.size)
+    if factor < 1:
+        grey = grey.resize((max(1, round(grey.size[0] * factor)), max(1, round(grey.size[1] * factor))))
+    pixels = np.asarray(grey, dtype=np.int16)
+    ink = np.abs(pixels - int(np.median(pixels))) > 64
+    count = int(ink.sum())
+    if count < 0.002 * ink.size:
+        return False
+    inside = ink.copy()  # ink pixels whose four neighbours are ink too
+    inside[1:, :] &= ink[:-1, :]
+    inside[:-1, :] &= ink[1:, :]
+    inside[:, 1:] &= ink[:, :-1]
+    inside[:, :-1] &= ink[:, 1:]
+    return 1.0 - int(inside.sum()) / count >= MIN_EDGE
 
 
 def picture_part(part: Any) -> tuple[bytes, str] | None:

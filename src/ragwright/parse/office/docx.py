@@ -42,7 +42,7 @@ from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader, picture_part
 from ragwright.parse.safexml import parse_xml
 
-VERSION = "docx/3"
+VERSION = "docx/4"
 MIME: Final = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _W14: Final = "{http://schemas.microsoft.com/office/word/2010/wordml}"

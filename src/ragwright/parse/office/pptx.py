@@ -30,7 +30,7 @@ from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader
 from ragwright.parse.visibility import WHITE
 
-VERSION = "pptx/3"
+VERSION = "pptx/4"
 MIME: Final = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 _A: Final = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _P: Final = "{http://schemas.openxmlformats.org/presentationml/2006/main}"

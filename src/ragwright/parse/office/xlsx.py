@@ -53,7 +53,7 @@ from ragwright.parse.office.xlsx_look import Unseen
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader
 
-VERSION = "xlsx/3"
+VERSION = "xlsx/4"
 CSV_VERSION = "csv/1"
 MIME: Final = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ROW_GROUP_ROWS: Final = 20

@@ -45,7 +45,7 @@ from ragwright.model.document import Element
 from ragwright.parse.ocr import text_quality
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf.layout import Line
-from ragwright.parse.pictures import PictureReader
+from ragwright.parse.pictures import MIN_EDGE, PictureReader, looks_like_text
 
 __all__ = [
     "MAX_ASPECT",
@@ -69,7 +69,6 @@ MIN_PIXELS: Final = 24  # shorter side in pixels: less cannot hold a line OCR re
 MAX_LAYER_CHARS: Final = 200  # text-layer characters over an image beyond which it is a background
 MIN_CHARS: Final = 6  # letters and digits OCR must read in an image for its text to be kept
 MIN_QUALITY: Final = 0.5  # ocr.text_quality below which an image's OCR text is noise
-MIN_EDGE: Final = 0.2  # share of ink pixels on a stroke's edge below which an image holds no text
 MAX_ASPECT: Final = 3.0  # longer side to shorter side of what OCR is handed (see _pad)
 MAX_FORM_DEPTH: Final = 8  # form XObjects inside form XObjects followed this deep for their images
 _IMAGE: Final = 3  # FPDF_PAGEOBJ_IMAGE
@@ -241,36 +240,6 @@ def _box_through(m: Matrix, x0: float, y0: float, x1: float, y1: float) -> tuple
         xs.append(m[0] * x + m[2] * y + m[4])
         ys.append(m[1] * x + m[3] * y + m[5])
     return min(xs), min(ys), max(xs), max(ys)
-
-
-def looks_like_text(image: Any) -> bool:
-    """Whether *image* (PIL) may hold text worth an OCR run (about a second each): some ink, drawn in
-    thin strokes. Photos, logos, rendered shapes and blank images are mostly thick areas of colour.
-
-    On a grey copy (at most 512 pixels a side, on white), ink is what differs from the paper (the
-    median) by a quarter of the range; the share of ink pixels with a paper pixel beside them is
-    0.5-0.95 for text and labelled diagrams, 0.05-0.15 for photos, logos and rendered objects (the
-    images of the docs corpus). Too little ink (under 0.2 %) is a blank or faded picture.
-    """
-    np = require("numpy", "")
-    pil = require("PIL.Image", "ocr", "reading images")
-    frame = image.convert("RGBA")
-    white = pil.new("RGBA", frame.size, (255, 255, 255, 255))
-    grey = pil.alpha_composite(white, frame).convert("L")
-    factor = 512 / max(grey.size)
-    if factor < 1:
-        grey = grey.resize((max(1, round(grey.size[0] * factor)), max(1, round(grey.size[1] * factor))))
-    pixels = np.asarray(grey, dtype=np.int16)
-    ink = np.abs(pixels - int(np.median(pixels))) > 64
-    count = int(ink.sum())
-    if count < 0.002 * ink.size:
-        return False
-    inside = ink.copy()  # ink pixels whose four neighbours are ink too
-    inside[1:, :] &= ink[:-1, :]
-    inside[:-1, :] &= ink[1:, :]
-    inside[:, 1:] &= ink[:, :-1]
-    inside[:, :-1] &= ink[:, 1:]
-    return 1.0 - int(inside.sum()) / count >= MIN_EDGE
 
 
 def _stream_digest(raw: Any, obj: Any) -> bytes:

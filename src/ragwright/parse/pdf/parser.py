@@ -37,7 +37,7 @@ from ragwright.parse.options import ParseOptions
 from ragwright.parse.pdf import core as pdf_core
 from ragwright.parse.pdf.elements import PdfPage, page_elements
 from ragwright.parse.pdf.hidden import hidden_objects, invisible_share, remove_objects
-from ragwright.parse.pdf.images import PageImages
+from ragwright.parse.pdf.images import MIN_PIXELS, PageImages
 from ragwright.parse.pdf.layout import Line, extract_lines, read_text
 from ragwright.parse.pdf.meta import MAX_FORM_PAGES, document_metadata, form_fields, has_widgets
 from ragwright.parse.pdf.order import running_candidates, running_tokens
@@ -53,7 +53,7 @@ from ragwright.parse.pdf.tables import (
 
 __all__ = ["VERSION", "merge_text_layer", "parse_pdf"]
 
-VERSION = "pdf/5"
+VERSION = "pdf/6"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 
@@ -364,10 +364,14 @@ def merge_text_layer(layer: list[Line], recognised: list[Line]) -> list[Line]:
 
 
 def _ocr_lines(pdf: Any, page: PdfPage, graphics: Graphics | None, engine: _ocr.OcrEngine) -> tuple[list[Line], float]:
-    """Render the page near the scan's own resolution (at most 2000 px a side) and OCR it."""
+    """Render the page near the scan's own resolution (at most 2000 px a side) and OCR it; a page whose
+    rendering is under :data:`~ragwright.parse.pdf.images.MIN_PIXELS` on a side holds no line OCR reads
+    (a 12-pixel fax image: rapidocr would enlarge it to 736 pixels a side to find nothing)."""
     native = graphics.image_px if graphics is not None and graphics.image_px > 0 else 200 / 72
     longest = max(page.width, page.height, 1.0)
     scale = max(1.0, min(native, 3.0, 2000 / longest))
+    if min(page.width, page.height) * scale < MIN_PIXELS:
+        return [], 0.0
     handle = pdf[page.number - 1]
     try:
         image = deskew(handle.render(scale=scale).to_pil(), expand=False)  # same size: boxes stay on the page

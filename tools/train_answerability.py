@@ -1,22 +1,29 @@
 """Train the answerability and sentence models shipped in ``ragwright/generate/answerability.json``.
 
     python tools/train_answerability.py --squad PATH/dev-v2.0.json --offcorpus PATH/test-v2.0.json \
-        [--work DIR] [--out FILE]
+        [--extra explorer train_prefix [--extra-dir DIR]] [--work DIR] [--out FILE]
 
 The data is the SQuAD 2.0 file named in ``tools/answerability_data.json`` (checked by sha256; it is not
 kept in the repository). Only the manifest's nine *training* articles are used: the five held-out
 articles belong to ``benchmarks/qa_squad.py`` and the three reserved ones to the final acceptance check.
+``--extra`` adds the manifest's further labelled SQuAD 2.0 articles (``extra`` in the manifest,
+``tools/squad_extra.py``: the explorer pages of 18 more dev articles, the first ten train articles),
+checked to share no title or paragraph with the held-out and reserved articles; without it the recipe
+is the original one.
 
 1. The training articles are ingested into a SQLite store with the defaults (default embedder,
-   structural chunks), and every question is retrieved as ``ask`` retrieves it (hybrid, top 5).
+   structural chunks), and every question is retrieved as ``ask`` retrieves it (hybrid, top 5). Extra
+   articles go into stores of their own, about nine articles each (the size of the original training
+   store), so every question meets as many distractor articles as before.
 2. **Sentence model**: every candidate unit of an answerable question's sources is labelled by
    whether it contains a gold answer; logistic regression on :data:`SENTENCE_FEATURES`.
 3. **Answerability model**: features of each question and its best unit (ranked by the new sentence
    model), labelled by SQuAD's ``is_impossible``, plus *off-corpus* questions (questions about other
    articles, from the manifest's unlabelled file, which the training store cannot answer: label 0) so
    the model sees both kinds of unanswerable question a RAG store meets — adversarial near-misses and
-   questions about something it does not hold. L2 strength chosen by leave-one-article-out log-loss,
-   the threshold by balanced accuracy of the out-of-fold probabilities.
+   questions about something it does not hold. L2 strength chosen by leave-one-article-out log-loss
+   (an off-corpus question is left out with the article it was written about), the threshold by
+   balanced accuracy of the out-of-fold probabilities.
 
 Both are plain numpy logistic regressions (Newton's method on standardised features); the shipped
 JSON holds means, scales, coefficients, intercept, threshold and the out-of-fold figures.
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import pickle
@@ -39,6 +47,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import squad_data
+import squad_extra
 
 from ragwright.eval.qa import contains_answer
 from ragwright.generate.answerability import (
@@ -86,9 +95,14 @@ class MemoEmbedder:
 
 
 def retrieve(
-    train: list[squad_data.Article], questions: list[squad_data.Qa], work: Path, name: str = "retrieved"
+    train: list[squad_data.Article],
+    questions: list[squad_data.Qa],
+    work: Path,
+    name: str = "retrieved",
+    store: str = "train",
 ) -> tuple[list[tuple[squad_data.Qa, list[SearchResult]]], MemoEmbedder]:
-    """Retrieval results of every question, cached in *work* (delete ``NAME.pkl`` to redo)."""
+    """Retrieval results of every question over a store of *train* (``work/STORE.db``), cached in
+    *work* (delete ``NAME.pkl`` to redo)."""
     cached = work / f"{name}.pkl"
     if cached.exists():
         with cached.open("rb") as fh:
@@ -97,7 +111,7 @@ def retrieve(
 
         return pairs, MemoEmbedder(default_embedder(), memo)
     start = time.perf_counter()
-    rag = squad_data.open_store(train, work, "train")
+    rag = squad_data.open_store(train, work, store)
     print(f"store ready in {time.perf_counter() - start:.0f}s", flush=True)
     embedder = MemoEmbedder(rag.embedder)
     pairs = []
@@ -219,8 +233,15 @@ def answer_rows(samples: list[Sample]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return x, y, groups
 
 
+def folds(groups: np.ndarray) -> np.ndarray:
+    """The cross-validation fold of each row: its article, an off-corpus question with the article it
+    was written about (``off:Oxygen`` with ``Oxygen``, when that article is a training article too)."""
+    return np.array([str(g).removeprefix("off:") for g in groups])
+
+
 def out_of_fold(x: np.ndarray, y: np.ndarray, groups: np.ndarray, l2: float) -> np.ndarray:
     p = np.zeros(len(y))
+    groups = folds(groups)
     for g in sorted(set(groups)):
         test = groups == g
         m = model_from(ANSWER_FEATURES, x[~test], y[~test], l2, 0.5, {}, dict(ANSWER_SIGNS))
@@ -252,18 +273,52 @@ def answer_accuracy(samples: list[Sample]) -> float:
     return float(np.mean(hits))
 
 
+def extra_pairs(
+    args: argparse.Namespace, guarded: list[squad_data.Article], work: Path
+) -> tuple[list[tuple[squad_data.Qa, list[SearchResult]]], dict[tuple[str, str], Any], list[str]]:
+    """Retrieval results of the extra articles' questions, each over a store of about nine extra
+    articles in manifest order (``extra-<hash of the titles>``)."""
+    extra = squad_extra.load_extra(args.extra_dir, tuple(args.extra))
+    squad_extra.check_disjoint(extra, guarded)
+    print(f"extra ({', '.join(args.extra)}): {squad_extra.summary(extra)}", flush=True)
+    pairs: list[tuple[squad_data.Qa, list[SearchResult]]] = []
+    memo: dict[tuple[str, str], Any] = {}
+    groups = [extra[i : i + 9] for i in range(0, len(extra), 9)]
+    if len(groups) > 1 and len(groups[-1]) < 5:  # no store of fewer than five articles
+        last = groups.pop()
+        groups[-1] = groups[-1] + last
+    assert sum(len(g) for g in groups) == len({a.title for g in groups for a in g}) == len(extra)
+    for arts in groups:
+        name = "extra-" + hashlib.sha256("\n".join(a.title for a in arts).encode()).hexdigest()[:10]
+        questions = [q for a in arts for q in a.questions]
+        got, embedder = retrieve(arts, questions, work, name, name)
+        pairs += got
+        memo.update(embedder.memo)
+    return pairs, memo, sorted(a.title for a in extra)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--squad", type=Path, required=True, help="the SQuAD 2.0 file of the manifest")
     ap.add_argument(
         "--offcorpus", type=Path, required=True, help="the manifest's unlabelled file (off-corpus questions)"
     )
+    ap.add_argument(
+        "--extra",
+        nargs="*",
+        default=[],
+        choices=("explorer", "train_prefix"),
+        help="also train on the manifest's extra labelled articles (tools/squad_extra.py)",
+    )
+    ap.add_argument("--extra-dir", type=Path, default=squad_extra.DEFAULT_DIR)
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "ragwright" / "answerability-train")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--rows", type=Path, help="also save the answerability feature rows here (.npz)")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
 
-    train, _ = squad_data.split(squad_data.load_squad(args.squad))
+    data = squad_data.load_squad(args.squad)
+    train, heldout = squad_data.split(data)
     expected = set(squad_data.manifest()["train_articles"])
     assert {a.title for a in train} == expected, "training articles differ from the manifest"
     assert not {a.title for a in train} & squad_data.RESERVED
@@ -275,14 +330,29 @@ def main() -> None:
     off_pairs, off_embedder = retrieve(train, off, args.work, "offcorpus")
     embedder.memo.update(off_embedder.memo)
     print(f"off-corpus questions: {len(off_pairs)}", flush=True)
+    extra_titles: list[str] = []
+    if args.extra:
+        # guarded: the held-out articles and the reserved ones (compared by title and paragraph hash only)
+        more, memo, extra_titles = extra_pairs(args, heldout + squad_data.articles(data, reserved=True), args.work)
+        pairs += more
+        embedder.memo.update(memo)
     start = time.perf_counter()
+    memo_file = args.work / "evidence-memo.pkl"  # the unit embeddings of earlier runs (delete to redo)
+    if memo_file.exists():
+        with memo_file.open("rb") as fh:
+            embedder.memo.update(pickle.load(fh))
     samples = collect(pairs + off_pairs, embedder)
+    with memo_file.open("wb") as fh:
+        pickle.dump(embedder.memo, fh)
     print(f"evidence of {len(samples)} questions in {time.perf_counter() - start:.0f}s", flush=True)
 
     sentence = train_sentence(samples)
     for s in samples:
         rescore(s.ev, sentence)
     x, y, groups = answer_rows(samples)
+    if args.rows:  # the answerability rows, for trying model variants without recomputing the evidence
+        ids = np.array([s.qa.id for s in samples])
+        np.savez_compressed(args.rows, x=x, y=y, groups=groups.astype(str), ids=ids, features=ANSWER_FEATURES)
     grid = (0.1, 1.0, 10.0, 100.0, 1000.0)
     losses = {l2: log_loss(y, out_of_fold(x, y, groups, l2)) for l2 in grid}
     l2 = min(losses, key=lambda k: losses[k])
@@ -304,8 +374,10 @@ def main() -> None:
     meta = {
         "trained": dt.date.today().isoformat(),
         "data": {k: squad_data.manifest()[k] for k in ("repository", "commit", "path", "sha256")},
+        **({"data_extra": _extra_sources(args.extra)} if args.extra else {}),
         "embedder": embedder.name,
         "articles": sorted(a.title for a in train),
+        **({"extra": {"parts": list(args.extra), "articles": extra_titles}} if args.extra else {}),
         "questions": len(samples),
         "l2": l2,
         "oof_log_loss": losses[l2],
@@ -327,6 +399,11 @@ def main() -> None:
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
     top = sorted(zip(answer.features, answer.coef, strict=True), key=lambda fc: -abs(fc[1]))[:12]
     print("largest standardised coefficients:", ", ".join(f"{f} {c:+.2f}" for f, c in top))
+
+
+def _extra_sources(parts: list[str]) -> list[dict[str, str]]:
+    spec = squad_extra.spec()
+    return [{k: spec[p][k] for k in ("repository", "commit")} | {"part": p} for p in parts]
 
 
 def _rounded(d: dict[str, Any]) -> dict[str, Any]:

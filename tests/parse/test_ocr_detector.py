@@ -104,3 +104,17 @@ def test_a_blank_image_is_searched_whole() -> None:
     engine = ocr.RapidOcrEngine(threads=1)
     assert engine.recognize(Image.new("RGB", (800, 900), (255, 255, 255))) == []
     assert engine.searched == (800, 900)
+
+
+def test_opencv_runs_on_the_ocr_threads() -> None:
+    cv2 = pytest.importorskip("cv2")
+    before = cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(4)
+        ocr.RapidOcrEngine(threads=2)
+        assert cv2.getNumThreads() == 2
+        cv2.setNumThreads(1)
+        ocr.RapidOcrEngine(threads=2)  # lowered, never raised
+        assert cv2.getNumThreads() == 1
+    finally:
+        cv2.setNumThreads(before)

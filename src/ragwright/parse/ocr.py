@@ -4,7 +4,9 @@ Engines, tried in order: ``rapidocr`` (PyPI; PP-OCR ONNX models ship inside the 
 onnxruntime, no network) and Tesseract through ``pytesseract`` (needs the Debian ``tesseract-ocr``
 binary). :func:`get_engine` returns ``None`` when neither is installed; the PDF parser then flags the
 page instead. onnxruntime runs with one thread by default (:func:`configure` changes it): parsing
-runs in parallel workers on shared cores.
+runs in parallel workers on shared cores. OpenCV, which rapidocr resizes and crops with, starts a thread
+per core for each call by default; creating the rapidocr engine lowers its thread count to the same
+number (never raises it), so OCR's work beside the embedder stays on *threads* cores.
 
 An engine returns :class:`OcrLine` objects: text, a box in image pixels (origin top left) and a
 confidence in ``[0, 1]``.
@@ -101,6 +103,17 @@ def detector_ratio(limit_type: str, limit: float, width: int, height: int) -> fl
     return limit / min(width, height) if min(width, height) < limit else 1.0
 
 
+def _limit_opencv_threads(threads: int) -> None:
+    """At most *threads* OpenCV threads in this process (rapidocr's resizing and cropping)."""
+    try:
+        import cv2
+    except ImportError:  # rapidocr brings it; without it there is nothing to limit
+        return
+    current = int(cv2.getNumThreads())
+    if current <= 0 or current > threads:
+        cv2.setNumThreads(threads)
+
+
 class RapidOcrEngine:
     """PP-OCR models through ``rapidocr`` on onnxruntime (CPU, ``threads`` intra-op threads).
 
@@ -119,6 +132,7 @@ class RapidOcrEngine:
 
     def __init__(self, threads: int = 1, *, det_max_side: int | None = DET_MAX_SIDE, crop: bool = True) -> None:
         module = require("rapidocr", "ocr", "OCR of scanned pages")
+        _limit_opencv_threads(threads)
         self._engine = module.RapidOCR(
             params={
                 "Global.log_level": "error",

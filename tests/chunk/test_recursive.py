@@ -31,7 +31,7 @@ def test_a_section_that_fits_is_one_chunk() -> None:
     assert [c.section_path for c in chunks] == [("Guide",), ("Next",)]
     assert chunks[0].embed_text == "Guide\n\nOne paragraph.\n\nAnother paragraph."
     assert chunks[0].next_id == chunks[1].id and chunks[1].prev_id == chunks[0].id
-    assert RecursiveChunker.version == "recursive/1"
+    assert RecursiveChunker.version == "recursive/2"
 
 
 def test_unstructured_text_splits_at_lines_then_sentences_then_words() -> None:
@@ -113,6 +113,6 @@ def test_sentences_of_lower_cased_text() -> None:
 
 def test_fingerprint_follows_options_and_window() -> None:
     a = RecursiveChunker(count, 100).fingerprint
-    assert a.startswith("recursive/1+") and a == RecursiveChunker(count, 100).fingerprint
+    assert a.startswith("recursive/2+") and a == RecursiveChunker(count, 100).fingerprint
     assert RecursiveChunker(count, 120).fingerprint != a
     assert RecursiveChunker(count, 100, ChunkingOptions(overlap="sentences")).fingerprint != a

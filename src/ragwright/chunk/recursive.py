@@ -19,7 +19,7 @@ from ragwright.chunk.split import Budget, Cost, add, sentences, split_chars, spl
 from ragwright.chunk.structural import BaseChunker, Section, Unit, join_units, merge_small, pack_units
 from ragwright.model.document import ElementKind
 
-VERSION = "recursive/1"
+VERSION = "recursive/2"
 
 
 class RecursiveChunker(BaseChunker):

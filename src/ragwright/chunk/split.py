@@ -190,12 +190,79 @@ def split_chars(word: str, room: Cost, budget: Budget) -> list[str]:
     return out
 
 
-def table_header(table: str) -> tuple[str, list[str]]:
-    """A Markdown table's header (title row and separator row, joined) and its body rows."""
+#: A cell that is a number, an amount or a share ("18,870", "-3.5", "(12)", "$1.2", "45 %"): a data cell.
+_NUMBER = re.compile(r"^[-+−(]?[$€£¥]?\s?\d[\d,.\s]*\s?[%‰]?\)?$")
+#: At most this many body rows are read as the column labels under a sparse group row.
+MAX_LABEL_ROWS = 3
+
+
+def _row_cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _is_rule(line: str) -> bool:
+    return bool(line.strip()) and set(line.replace("|", "").replace(" ", "")) <= set("-:")
+
+
+def _label_rows(title: str, rows: Sequence[str]) -> int:
+    """How many of the first body *rows* are column labels that belong to the header.
+
+    Only under a sparse title row (at least half of its cells empty: the group labels of merged header
+    cells, as PDF and spreadsheet tables give them), up to :data:`MAX_LABEL_ROWS` rows as wide as the
+    title, none of whose cells is a number, followed by a row that holds a number (data). A table whose
+    body is text throughout keeps its rows as they are.
+    """
+    cells = _row_cells(title)
+    if 2 * sum(not c for c in cells) < len(cells):
+        return 0
+    for n, row in enumerate(rows[: MAX_LABEL_ROWS + 1]):
+        got = _row_cells(row)
+        if len(got) != len(cells) or not row.strip().startswith("|"):
+            return 0
+        if any(_NUMBER.match(c) for c in got):
+            return n  # the first data row
+        if not any(got):
+            return 0
+    return 0  # no data row within reach: a table of text
+
+
+def table_parts(table: str) -> tuple[list[str], list[str], list[str]]:
+    """A Markdown table's title and separator rows, the column-label rows under a sparse title row
+    (see :func:`_label_rows`), and its body rows; no title when there is no separator row."""
     lines = table.split("\n")
-    if len(lines) >= 2 and lines[1].strip() and set(lines[1].replace("|", "").replace(" ", "")) <= set("-:"):
-        return "\n".join(lines[:2]), lines[2:]
-    return "", lines
+    if len(lines) >= 2 and _is_rule(lines[1]):
+        n = _label_rows(lines[0], lines[2:])
+        return lines[:2], lines[2 : 2 + n], lines[2 + n :]
+    return [], [], lines
+
+
+def table_header(table: str) -> tuple[str, list[str]]:
+    """A Markdown table's header (title row, separator row and any column-label rows under a sparse
+    title row, joined) and its body rows."""
+    title, labels, rows = table_parts(table)
+    return "\n".join([*title, *labels]), rows
+
+
+def header_forms(table: str) -> list[str]:
+    """The headers :func:`split_table` may repeat over a table's row groups, in order of preference:
+    the whole header; under a sparse title row, its column labels with the separator; the title and
+    separator alone (none for a table without a separator row)."""
+    title, labels, _ = table_parts(table)
+    if not title:
+        return []
+    if not labels:
+        return ["\n".join(title)]
+    return ["\n".join([*title, *labels]), "\n".join([labels[0], title[1], *labels[1:]]), "\n".join(title)]
+
+
+def _rows_room(header: str, rows: Sequence[str], room: Cost, budget: Budget) -> Cost | None:
+    """The room rows have under *header* when it may be repeated: while it leaves a quarter of the
+    room, or room for every row; ``None`` when it may not."""
+    rows_room = tuple(r - h - s for r, h, s in zip(room, budget.cost(header), budget.cost("\n"), strict=True))
+    roomy = all(x >= r // 4 for x, r in zip(rows_room, room, strict=True))
+    if min(rows_room) > 0 and (roomy or all(within(budget.cost(row), rows_room) for row in rows)):
+        return rows_room
+    return None
 
 
 def split_table(table: str, room: Cost, budget: Budget) -> list[str]:
@@ -203,17 +270,33 @@ def split_table(table: str, room: Cost, budget: Budget) -> list[str]:
 
     Rows are never split unless a single row alone exceeds the room (then by words). The header is
     repeated while it leaves a quarter of the room, or room for every row; a header larger than that
-    becomes the first rows of the first group.
+    becomes the first rows of the first group. Under a sparse title row (group labels over merged
+    cells) the column-label rows belong to the header; when title and labels together are too large
+    to repeat, the labels are repeated with the separator (they name the columns a row's cells are
+    read by) and the title opens the first group only; failing that, the title and separator alone.
     """
-    header, rows = table_header(table)
-    if header:
-        rows_room = tuple(r - h - s for r, h, s in zip(room, budget.cost(header), budget.cost("\n"), strict=True))
-        roomy = all(x >= r // 4 for x, r in zip(rows_room, room, strict=True))
-        if min(rows_room) > 0 and (roomy or all(within(budget.cost(row), rows_room) for row in rows)):
-            groups = pack(rows, rows_room, budget, joiner="\n")
-            return [f"{header}\n{g}" for g in groups]
-        rows = [*header.split("\n"), *rows]  # a header too large to repeat: plain row groups
-    return pack(rows, room, budget, joiner="\n")
+    _, labels, rows = table_parts(table)
+    forms = header_forms(table)
+    if not forms:
+        return pack(rows, room, budget, joiner="\n")
+    header = forms[0]
+    rows_room = _rows_room(header, rows, room, budget)
+    if rows_room is not None:
+        return [f"{header}\n{g}" for g in pack(rows, rows_room, budget, joiner="\n")]
+    if labels:
+        repeat = forms[1]
+        rows_room = _rows_room(repeat, rows, room, budget)
+        if rows_room is not None and budget.fits(header, room):
+            k = 0  # the rows that fit under the whole header open the first group
+            while k < len(rows) and budget.fits("\n".join([header, *rows[: k + 1]]), room):
+                k += 1
+            first = "\n".join([header, *rows[:k]])
+            return [first, *(f"{repeat}\n{g}" for g in pack(rows[k:], rows_room, budget, joiner="\n"))]
+        header, rows = forms[2], [*labels, *rows]
+        rows_room = _rows_room(header, rows, room, budget)
+        if rows_room is not None:
+            return [f"{header}\n{g}" for g in pack(rows, rows_room, budget, joiner="\n")]
+    return pack([*header.split("\n"), *rows], room, budget, joiner="\n")
 
 
 def split_code(code: str, room: Cost, budget: Budget) -> list[str]:

@@ -40,7 +40,7 @@ from ragwright.model.ids import canonical_json, sha256_text
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
 
-VERSION = "structural/2"
+VERSION = "structural/3"
 _SKIPPED = (ElementKind.HEADER, ElementKind.FOOTER, ElementKind.IMAGE)
 #: Options of the stages after chunking (enrichment, late chunking): fingerprinted by those stages
 #: (:mod:`ragwright.chunk.compose`), not here, so a store chunked before they existed stays current.

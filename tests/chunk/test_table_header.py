@@ -95,3 +95,9 @@ def test_a_dense_title_row_takes_no_labels() -> None:
     title = "| Region | Sales | Units | Amount | Returns | Share |"
     text = table(title, RULE, LABELS, *DATA)
     assert table_header(text) == (table(title, RULE), [LABELS, *DATA])
+
+
+def test_a_row_labelling_a_group_of_rows_is_no_column_label() -> None:
+    title = "| ASSETS | 2021 |  |  | 2020 |  |"
+    rows = ["| Current assets: |  |  |  |  |  |", *DATA]
+    assert table_header(table(title, RULE, *rows)) == (table(title, RULE), rows)

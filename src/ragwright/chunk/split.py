@@ -209,8 +209,9 @@ def _label_rows(title: str, rows: Sequence[str]) -> int:
 
     Only under a sparse title row (at least half of its cells empty: the group labels of merged header
     cells, as PDF and spreadsheet tables give them), up to :data:`MAX_LABEL_ROWS` rows as wide as the
-    title, none of whose cells is a number, followed by a row that holds a number (data). A table whose
-    body is text throughout keeps its rows as they are.
+    title, each naming at least half of the columns and none of whose cells is a number, followed by a
+    row that holds a number (data). A table whose body is text throughout keeps its rows as they are, and
+    so does one whose first body row labels a group of rows ("Current assets:" over a balance sheet).
     """
     cells = _row_cells(title)
     if 2 * sum(not c for c in cells) < len(cells):
@@ -221,8 +222,8 @@ def _label_rows(title: str, rows: Sequence[str]) -> int:
             return 0
         if any(_NUMBER.match(c) for c in got):
             return n  # the first data row
-        if not any(got):
-            return 0
+        if 2 * sum(bool(c) for c in got) < len(got):
+            return 0  # a row naming few columns: a group of rows ("Current assets:"), not column labels
     return 0  # no data row within reach: a table of text
 
 

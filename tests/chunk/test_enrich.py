@@ -184,3 +184,49 @@ def test_stage_options_leave_the_base_chunkers_fingerprint_alone() -> None:
     assert isinstance(staged, EnrichedChunker)
     assert staged.inner.fingerprint == plain.fingerprint
     assert staged.fingerprint == f"{plain.fingerprint}+context/1:extractive:100"
+
+
+LONG_LEAD = (
+    "The Zephyr pump moves coolant through the reactor loop at constant pressure, from the intake valve on the "
+    "north wall to the heat exchanger beside the turbine hall, day and night."
+)
+
+
+def _long_lead_doc() -> Document:
+    return Document(
+        id="manual",
+        title="Zephyr pump manual",
+        elements=(
+            Element(ElementKind.PARAGRAPH, LONG_LEAD),
+            Element(ElementKind.HEADING, "Maintenance", level=1),
+            Element(ElementKind.PARAGRAPH, BODY),
+        ),
+    )
+
+
+def test_a_chunk_that_fills_the_window_is_not_sent_to_the_model() -> None:
+    embedder = HashingEmbedder()
+    full, short = make_chunker(embedder, ChunkingOptions()).chunk(_long_lead_doc())
+    window = embedder.count_tokens(f"\n\n{full.text}") + 4  # 4 tokens free: no sentence could be kept
+    assert window - embedder.count_tokens(f"\n\n{short.text_for_embedding}") >= 8
+    chat = ScriptedChat(lambda messages: "About seals.")
+    enricher = ContextEnricher("llm", embedder.count_tokens, window, llm=chat, concurrency=1)
+    first, second = enricher.enrich(_long_lead_doc(), [full, short])
+    assert len(chat.calls) == 1 and "Replace the seal" in chat.calls[0].messages[-1].content
+    assert second.embed_text == f"About seals.\n\nMaintenance\n\n{BODY}"
+    assert first.embed_text is None or first.embed_text.endswith(LONG_LEAD)  # never cut, never an LLM prefix
+    assert enricher.ledger.calls == 1
+
+
+def test_a_situating_sentence_longer_than_the_room_is_cut_at_a_word_boundary_not_dropped() -> None:
+    embedder = HashingEmbedder()
+    chunk = make_chunker(embedder, ChunkingOptions()).chunk(doc())[1]
+    sentence = "This section of the Zephyr pump manual explains the yearly maintenance of the seal and flange bolts."
+    window = embedder.count_tokens(f"\n\n{chunk.text_for_embedding}") + 12  # room for 12 of its 17 words
+    chat = ScriptedChat(lambda messages: sentence)
+    (enriched,) = ContextEnricher("llm", embedder.count_tokens, window, llm=chat, concurrency=1).enrich(doc(), [chunk])
+    assert enriched.embed_text is not None and enriched.embed_text.endswith(f"\n\nMaintenance\n\n{BODY}")
+    prefix = enriched.embed_text.split("\n\n", 1)[0]
+    assert prefix and sentence.startswith(prefix) and prefix != sentence
+    assert sentence.split()[: len(prefix.split())] == prefix.split()  # whole words
+    assert embedder.count_tokens(enriched.embed_text) <= window

@@ -15,7 +15,10 @@ The prefix goes into ``Chunk.embed_text`` — what is embedded and what BM25 ind
   (and from there to the ingest report).
 
 Every enriched ``embed_text`` stays within the embedder's window: the prefix is shortened (gist sentences
-dropped from the end, then the title) until it fits, so the chunk itself is never cut off.
+dropped from the end, then the title; the model's sentence cut at a word boundary) until it fits, so the
+chunk itself is never cut off. A chunk that leaves less than :data:`MIN_ROOM` embedder tokens of its
+window free (a full-size chunk) is not sent to the model at all: no sentence could be kept, and the call
+would be paid for nothing; it gets the extractive prefix if one fits, as after a failed call.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ SITUATE_SYSTEM = (
     "In one or two sentences, describe where this chunk fits in the document and what it is about, so it "
     "can be understood on its own. Use only the information provided. Output only the description."
 )
+MIN_ROOM = 8  # embedder tokens a chunk must leave free in its window to be worth a model call
 _BODY = (ElementKind.PARAGRAPH, ElementKind.LIST_ITEM)
 _SEP = "\n\n"
 
@@ -116,7 +120,9 @@ class ContextEnricher:
         out = []
         for chunk, sentence in zip(chunks, written, strict=True):
             if sentence:
-                candidates = [[sentence]]
+                words = sentence.split()
+                cuts = sorted({len(words) * k // 4 for k in (3, 2, 1)} - {0}, reverse=True)
+                candidates = [[sentence], *([" ".join(words[:n])] for n in cuts)]
             else:
                 candidates = self._extractive(chunk, title, gist)
             out.append(self._apply(chunk, candidates))
@@ -156,10 +162,18 @@ class ContextEnricher:
                 [Message("system", SITUATE_SYSTEM), Message("user", f"{prefix}<chunk>\n{chunk.text}\n</chunk>")]
             )
 
-        if self.concurrency <= 1 or len(chunks) == 1:
-            return [one(c) for c in chunks]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(chunks))) as pool:
-            return list(pool.map(one, chunks))
+        asked = [i for i, c in enumerate(chunks) if self._room(c) >= MIN_ROOM]  # none where nothing could fit
+        if self.concurrency <= 1 or len(asked) <= 1:
+            replies = [one(chunks[i]) for i in asked]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(asked))) as pool:
+                replies = list(pool.map(lambda i: one(chunks[i]), asked))
+        written = dict(zip(asked, replies, strict=True))
+        return [written.get(i) for i in range(len(chunks))]
+
+    def _room(self, chunk: Chunk) -> int:
+        """Embedder tokens of the window left for a prefix (after the separator) before *chunk*'s text."""
+        return self.window - self.count_tokens(f"{_SEP}{chunk.text_for_embedding}")
 
     def _ask(self, messages: list[Message]) -> str | None:
         assert self.llm is not None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,20 @@ from ragwright.eval.qa import QaItem, evaluate_qa
 from ragwright.generate import answerability
 
 
-def outcomes(rag: Any, items: list[QaItem], weights: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Per question: declined (bool) and answer correct (1/0; NaN when declined or unanswerable)."""
+def outcomes(rag: Any, items: list[QaItem], weights: Path, work: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Per question: declined (bool) and answer correct (1/0; NaN when declined or unanswerable), kept in
+    *work* by the weight file's and the questions' hash (a second run with the same file is free)."""
+    key = hashlib.sha256(weights.read_bytes() + "\n".join(i.id for i in items).encode()).hexdigest()[:12]
+    cached = work / f"compare-{key}.npz"
+    if cached.exists():
+        d = np.load(cached)
+        return d["declined"], d["correct"]
     models = answerability.load_weights(str(weights))
     answerability._shipped = functools.cache(lambda: models)  # type: ignore[assignment]
     report = evaluate_qa(rag.ask, items)
     declined = np.array([r.declined for r in report.results])
     correct = np.array([r.scores.get("answer_accuracy", np.nan) for r in report.results], dtype=float)
+    np.savez(cached, declined=declined, correct=correct)
     return declined, correct
 
 
@@ -59,7 +67,7 @@ def main() -> None:
     items = [QaItem(q.id, q.question, q.answers, q.unanswerable) for q in questions]
     unans = np.array([q.unanswerable for q in questions])
     rag = squad_data.open_store(arts, args.work, "heldout")
-    runs = [outcomes(rag, items, w) for w in args.weights]
+    runs = [outcomes(rag, items, w, args.work) for w in args.weights]
     rag.close()
 
     for w, (d, c) in zip(args.weights, runs, strict=True):

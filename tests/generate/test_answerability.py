@@ -38,7 +38,10 @@ def test_shipped_weights_load_and_are_kilobytes() -> None:
     assert 0.0 < models["answerable"].threshold < 1.0
     meta = models["answerable"].meta or {}
     assert meta["data"]["repository"] and meta["data"]["sha256"]
-    assert not {"Normans", "Rhine", "Computational_complexity_theory"} & set(meta["articles"])
+    trained = set(meta["articles"]) | set((meta.get("extra") or {}).get("articles", []))
+    assert not {"Normans", "Rhine", "Computational_complexity_theory"} & trained
+    # the five held-out articles of benchmarks/qa_squad.py are never trained on either
+    assert not {"Harvard_University", "European_Union_law", "Force", "Islamism", "Warsaw"} & trained
     path = Path(__file__).parents[2] / "src" / "ragwright" / "generate" / "answerability.json"
     assert path.stat().st_size < 32_000
 

@@ -21,12 +21,12 @@ LEAD = "The Zephyr pump moves coolant through the reactor loop. It runs at const
 BODY = "Replace the seal every spring. Use the torque wrench on the flange bolts."
 
 
-def doc() -> Document:
+def doc(lead: str = LEAD) -> Document:
     return Document(
         id="manual",
         title="Zephyr pump manual",
         elements=(
-            Element(ElementKind.PARAGRAPH, LEAD),
+            Element(ElementKind.PARAGRAPH, lead),
             Element(ElementKind.HEADING, "Maintenance", level=1),
             Element(ElementKind.PARAGRAPH, BODY),
         ),
@@ -192,26 +192,14 @@ LONG_LEAD = (
 )
 
 
-def _long_lead_doc() -> Document:
-    return Document(
-        id="manual",
-        title="Zephyr pump manual",
-        elements=(
-            Element(ElementKind.PARAGRAPH, LONG_LEAD),
-            Element(ElementKind.HEADING, "Maintenance", level=1),
-            Element(ElementKind.PARAGRAPH, BODY),
-        ),
-    )
-
-
 def test_a_chunk_that_fills_the_window_is_not_sent_to_the_model() -> None:
     embedder = HashingEmbedder()
-    full, short = make_chunker(embedder, ChunkingOptions()).chunk(_long_lead_doc())
+    full, short = make_chunker(embedder, ChunkingOptions()).chunk(doc(LONG_LEAD))
     window = embedder.count_tokens(f"\n\n{full.text}") + 4  # 4 tokens free: no sentence could be kept
     assert window - embedder.count_tokens(f"\n\n{short.text_for_embedding}") >= 8
     chat = ScriptedChat(lambda messages: "About seals.")
     enricher = ContextEnricher("llm", embedder.count_tokens, window, llm=chat, concurrency=1)
-    first, second = enricher.enrich(_long_lead_doc(), [full, short])
+    first, second = enricher.enrich(doc(LONG_LEAD), [full, short])
     assert len(chat.calls) == 1 and "Replace the seal" in chat.calls[0].messages[-1].content
     assert second.embed_text == f"About seals.\n\nMaintenance\n\n{BODY}"
     assert first.embed_text is None or first.embed_text.endswith(LONG_LEAD)  # never cut, never an LLM prefix

@@ -2,7 +2,17 @@
 
 import pytest
 
-from ragwright.generate.evidence import EmbeddingCache, clean_inline, is_navigation, is_title_like, pieces, units_of
+from ragwright.generate.evidence import (
+    EmbeddingCache,
+    Evidence,
+    clean_inline,
+    gather,
+    is_navigation,
+    is_title_like,
+    pieces,
+    units_of,
+)
+from ragwright.generate.question import analyze
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import SearchResult
 from ragwright.testing.doubles import HashingEmbedder
@@ -10,6 +20,11 @@ from ragwright.testing.doubles import HashingEmbedder
 
 def texts(text: str) -> list[str]:
     return [p for _, p in pieces(text)]
+
+
+def evidence_for(question: str, chunk: Chunk) -> Evidence:
+    """The evidence ``gather`` finds for *question* in one retrieved *chunk*."""
+    return gather(analyze(question), [SearchResult(chunk, 0.5)], HashingEmbedder())
 
 
 def test_headings_titles_navigation_and_lead_ins_never_answer() -> None:
@@ -169,15 +184,10 @@ def test_a_short_line_that_is_no_sentence_leans_on_its_neighbours() -> None:
 
 
 def test_a_short_line_is_matched_with_the_words_of_its_neighbours() -> None:
-    from ragwright.generate.evidence import gather
-    from ragwright.generate.question import analyze, stem
+    from ragwright.generate.question import stem
 
     text = "Friday, March 4, 2011\n\nThe public hearing on the harbour extension was held in the town hall."
-    ev = gather(
-        analyze("On what date was the hearing on the harbour extension?"),
-        [SearchResult(Chunk.create("t", text, 0), 0.5)],
-        HashingEmbedder(),
-    )
+    ev = evidence_for("On what date was the hearing on the harbour extension?", Chunk.create("t", text, 0))
     date_line = next(i for i, u in enumerate(ev.units) if u.text.startswith("Friday"))
     assert {stem("hearing"), stem("harbour"), stem("extension")} <= ev.stems[date_line]
     assert ev.coverage[date_line] == ev.coverage[date_line + 1] > 0
@@ -186,15 +196,10 @@ def test_a_short_line_is_matched_with_the_words_of_its_neighbours() -> None:
 
 
 def test_hyphen_parts_and_clipped_header_words_cover_the_question() -> None:
-    from ragwright.generate.evidence import gather
-    from ragwright.generate.question import analyze, stem
+    from ragwright.generate.question import stem
 
     text = "| # enc-layers | accuracy |\n| --- | --- |\n| 4 | 0.91 |\n\nIt is a well-known result of the field."
-    ev = gather(
-        analyze("What accuracy with 4 encoder layers?"),
-        [SearchResult(Chunk.create("p", text, 0), 0.5)],
-        HashingEmbedder(),
-    )
+    ev = evidence_for("What accuracy with 4 encoder layers?", Chunk.create("p", text, 0))
     row = ev.units[0]
     assert row.kind == "row" and {stem("layers"), stem("encoder")} <= ev.stems[0]
     assert ev.coverage[0] == 1.0
@@ -202,8 +207,7 @@ def test_hyphen_parts_and_clipped_header_words_cover_the_question() -> None:
 
 
 def test_a_chunks_heading_counts_around_each_of_its_lines() -> None:
-    from ragwright.generate.evidence import gather
-    from ragwright.generate.question import analyze, stem
+    from ragwright.generate.question import stem
 
     chunk = Chunk.create(
         "m",
@@ -211,9 +215,7 @@ def test_a_chunks_heading_counts_around_each_of_its_lines() -> None:
         0,
         section_path=("memo-with-spreadsheet",),
     )
-    ev = gather(
-        analyze("What is attached to the memo with a spreadsheet?"), [SearchResult(chunk, 0.5)], HashingEmbedder()
-    )
+    ev = evidence_for("What is attached to the memo with a spreadsheet?", chunk)
     i = next(i for i, u in enumerate(ev.units) if "attached" in u.text)
     assert {stem("memo"), stem("spreadsheet")} <= ev.window_stems[i] and ev.window_coverage[i] == 1.0
     assert stem("spreadsheet") not in ev.stems[i]  # the line's own words stay its own

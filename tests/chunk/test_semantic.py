@@ -37,7 +37,7 @@ def test_splits_where_the_topic_changes() -> None:
     d = doc(Element(E.PARAGRAPH, " ".join(CATS + BONDS)))
     chunks = SemanticChunker(HashingEmbedder(max_tokens=200), ChunkingOptions(min_tokens=8)).chunk(d)
     assert [c.text for c in chunks] == [" ".join(CATS), " ".join(BONDS)]
-    assert SemanticChunker.version == "semantic/2"
+    assert SemanticChunker.version == "semantic/3"
     assert chunks[0].next_id == chunks[1].id
 
 

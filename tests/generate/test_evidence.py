@@ -220,3 +220,24 @@ def test_a_chunks_heading_counts_around_each_of_its_lines() -> None:
     assert {stem("memo"), stem("spreadsheet")} <= ev.window_stems[i] and ev.window_coverage[i] == 1.0
     assert stem("spreadsheet") not in ev.stems[i]  # the line's own words stay its own
     assert stem("spreadsheet") in ev.source_stems
+
+
+def test_a_row_holds_the_words_and_numbers_of_its_lead_in() -> None:
+    from ragwright.generate.answerability import answer_features
+    from ragwright.generate.question import stem
+
+    text = "Background Checks November - 2015\n\n| State | Totals |\n| --- | --- |\n| Alabama | 71,137 |"
+    chunk = Chunk.create("n", text, 0)
+    question = "What is the total of background checks for Alabama in November 2015?"
+    ev = evidence_for(question, chunk)
+    row = next(i for i, u in enumerate(ev.units) if u.kind == "row")
+    assert {stem("November"), stem("checks"), stem("Alabama")} <= ev.stems[row]
+    assert ev.coverage[row] == 1.0
+    ev.order = [row, *(i for i in ev.order if i != row)]
+    x = answer_features(ev, [SearchResult(chunk, 0.5)])
+    assert x["number_conflict"] == 0.0  # 2015 is the lead-in's: the row's numbers do not contradict it
+    # prose keeps only its own words: a sentence under the same line is no row
+    text = "Background Checks November - 2015\n\nAlabama ran 71,137 of them."
+    prose = evidence_for(question, Chunk.create("p", text, 0))
+    i = next(i for i, u in enumerate(prose.units) if u.text.startswith("Alabama"))
+    assert stem("November") not in prose.stems[i]

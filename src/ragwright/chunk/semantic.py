@@ -26,7 +26,7 @@ from ragwright.errors import ConfigError
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
 
-VERSION = "semantic/2"
+VERSION = "semantic/3"
 
 
 class SemanticChunker(BaseChunker):

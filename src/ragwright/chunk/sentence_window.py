@@ -18,7 +18,7 @@ from ragwright.chunk.structural import BaseChunker, Section, Unit
 from ragwright.model.chunk import Chunk
 from ragwright.model.document import Document
 
-VERSION = "sentence_window/2"
+VERSION = "sentence_window/3"
 
 
 class SentenceWindowChunker(BaseChunker):

@@ -266,7 +266,7 @@ def _rows_room(header: str, rows: Sequence[str], room: Cost, budget: Budget) -> 
     return None
 
 
-def split_table(table: str, room: Cost, budget: Budget) -> list[str]:
+def split_table(table: str, room: Cost, budget: Budget, lead: str | None = None) -> list[str]:
     """Split a Markdown table into row groups, repeating the header (and separator) in each.
 
     Rows are never split unless a single row alone exceeds the room (then by words). The header is
@@ -275,29 +275,78 @@ def split_table(table: str, room: Cost, budget: Budget) -> list[str]:
     cells) the column-label rows belong to the header; when title and labels together are too large
     to repeat, the labels are repeated with the separator (they name the columns a row's cells are
     read by) and the title opens the first group only; failing that, the title and separator alone.
+
+    A *lead* (the table's title or caption line, which precedes it) opens every group after the first
+    as well, so a row read in a later chunk still says what table it belongs to — unless repeating it
+    would cost the header a row group repeats; a row too large to share a chunk with both keeps its
+    header without the lead.
     """
+    pieces, form = _split_table(table, room, budget, "")
+    if lead and len(pieces) > 1:
+        led, led_form = _split_table(table, room, budget, f"{lead}\n\n")
+        if led_form == form and form < _NO_HEADER:
+            return led
+    return pieces
+
+
+_NO_HEADER = 3  # _split_table's form when no header could be repeated
+
+
+def _split_table(table: str, room: Cost, budget: Budget, opening: str) -> tuple[list[str], int]:
+    """:func:`split_table` with *opening* before the header of every group after the first (the first
+    group is sized to leave room for it too, where the header allows); also which header form was
+    repeated (0 whole, 1 labels, 2 title and separator, 3 none)."""
     _, labels, rows = table_parts(table)
     forms = header_forms(table)
     if not forms:
-        return pack(rows, room, budget, joiner="\n")
+        return pack(rows, room, budget, joiner="\n"), _NO_HEADER
     header = forms[0]
-    rows_room = _rows_room(header, rows, room, budget)
+    rows_room = _rows_room(opening + header, rows, room, budget)
     if rows_room is not None:
-        return [f"{header}\n{g}" for g in pack(rows, rows_room, budget, joiner="\n")]
+        return _groups(header, rows, rows_room, _rows_room(header, rows, room, budget), budget, opening), 0
     if labels:
         repeat = forms[1]
-        rows_room = _rows_room(repeat, rows, room, budget)
+        rows_room = _rows_room(opening + repeat, rows, room, budget)
         if rows_room is not None and budget.fits(header, room):
-            k = 0  # the rows that fit under the whole header open the first group
-            while k < len(rows) and budget.fits("\n".join([header, *rows[: k + 1]]), room):
+            k = 0  # the rows that fit under the whole header (and the lead-in before it) open the first group
+            ahead = opening if budget.fits(opening + header, room) else ""
+            while k < len(rows) and budget.fits("\n".join([ahead + header, *rows[: k + 1]]), room):
                 k += 1
             first = "\n".join([header, *rows[:k]])
-            return [first, *(f"{repeat}\n{g}" for g in pack(rows[k:], rows_room, budget, joiner="\n"))]
+            plain = _rows_room(repeat, rows, room, budget)
+            rest = _groups(repeat, rows[k:], rows_room, plain, budget, opening, first=False)
+            return [first, *rest], 1
         header, rows = forms[2], [*labels, *rows]
-        rows_room = _rows_room(header, rows, room, budget)
+        rows_room = _rows_room(opening + header, rows, room, budget)
         if rows_room is not None:
-            return [f"{header}\n{g}" for g in pack(rows, rows_room, budget, joiner="\n")]
-    return pack([*header.split("\n"), *rows], room, budget, joiner="\n")
+            return _groups(header, rows, rows_room, _rows_room(header, rows, room, budget), budget, opening), 2
+    return pack([*header.split("\n"), *rows], room, budget, joiner="\n"), _NO_HEADER
+
+
+def _groups(
+    header: str,
+    rows: Sequence[str],
+    rows_room: Cost,
+    plain_room: Cost | None,
+    budget: Budget,
+    opening: str,
+    *,
+    first: bool = True,
+) -> list[str]:
+    """*rows* packed into *rows_room* under *opening* and *header* (the first group under *header* alone
+    when *first*); a row too large for *rows_room* that fits *plain_room* (under the header alone) is a
+    group of its own without the opening."""
+    out: list[tuple[str, bool]] = []
+    run: list[str] = []
+    for row in rows:
+        if not opening or plain_room is None or within(budget.cost(row), rows_room):
+            run.append(row)
+            continue
+        out.extend((g, True) for g in pack(run, rows_room, budget, joiner="\n"))
+        run = []
+        out.extend((g, False) for g in pack([row], plain_room, budget, joiner="\n"))
+    out.extend((g, True) for g in pack(run, rows_room, budget, joiner="\n"))
+    return [f"{opening if led and (i or not first) else ''}{header}\n{g}" for i, (g, led) in enumerate(out)]
 
 
 def split_code(code: str, room: Cost, budget: Budget) -> list[str]:

@@ -40,7 +40,7 @@ from ragwright.model.ids import canonical_json, sha256_text
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
 
-VERSION = "structural/3"
+VERSION = "structural/4"
 _SKIPPED = (ElementKind.HEADER, ElementKind.FOOTER, ElementKind.IMAGE)
 #: Options of the stages after chunking (enrichment, late chunking): fingerprinted by those stages
 #: (:mod:`ragwright.chunk.compose`), not here, so a store chunked before they existed stays current.
@@ -54,13 +54,16 @@ class Unit:
     """A piece of a section that is never split further by packing.
 
     ``joiner`` separates it from the unit before it when both land in one chunk ("\\n\\n" between
-    elements, " " between sentences of one paragraph, "\\n" between rows or lines).
+    elements, " " between sentences of one paragraph, "\\n" between rows or lines). ``records``: a
+    paragraph of one record a line (a spreadsheet's rows, element attribute ``records``), split
+    between its lines, never inside one that fits.
     """
 
     text: str
     kind: ElementKind
     pages: tuple[int, ...] = ()
     joiner: str = "\n\n"
+    records: bool = False
 
 
 @dataclass
@@ -104,26 +107,48 @@ def sections(document: Document) -> list[Section]:
         if element.kind is ElementKind.LIST_ITEM and last is not None and last.kind is ElementKind.LIST_ITEM:
             current.blocks[-1] = replace(last, text=f"{last.text}\n{text}", pages=last.pages + pages)
         else:
-            current.blocks.append(Unit(text, element.kind, pages))
+            current.blocks.append(Unit(text, element.kind, pages, records=bool(element.attributes.get("records"))))
     if not out and headings:  # a document of headings only: keep them searchable
         out.append(Section((), None, [Unit("\n".join(headings), ElementKind.PARAGRAPH)]))
     return out
 
 
-def split_unit(unit: Unit, room: Cost, budget: Budget) -> list[Unit]:
-    """A unit as is when it fits *room*, else its pieces split along its own structure."""
+#: A paragraph of at most this many words just before a table is its lead-in (a title, a caption,
+#: "Here are the results:"), repeated over the table's row groups.
+LEAD_IN_WORDS = 25
+
+
+def lead_in(blocks: Sequence[Unit], i: int) -> str | None:
+    """The lead-in of the table *blocks[i]*: the one-line paragraph just before it, if short."""
+    if i == 0 or blocks[i].kind is not ElementKind.TABLE:
+        return None
+    before = blocks[i - 1]
+    if before.kind is not ElementKind.PARAGRAPH or "\n" in before.text or len(before.text.split()) > LEAD_IN_WORDS:
+        return None
+    return before.text
+
+
+def split_unit(unit: Unit, room: Cost, budget: Budget, lead: str | None = None) -> list[Unit]:
+    """A unit as is when it fits *room*, else its pieces split along its own structure.
+
+    A table split into row groups repeats its header in each; with a *lead* (:func:`lead_in`), the
+    groups after the first also open with it, so a row read in a later chunk still says what table it
+    belongs to ("NICS Firearm Background Checks November - 2015" over the Alabama row). The first group
+    follows the lead-in itself (:func:`~ragwright.chunk.split.split_table`)."""
     if budget.fits(unit.text, room):
         return [unit]
     if unit.kind is ElementKind.TABLE:
-        pieces = split_table(unit.text, room, budget)
+        pieces = split_table(unit.text, room, budget, lead)
     elif unit.kind is ElementKind.CODE:
         pieces = split_code(unit.text, room, budget)
-    elif unit.kind is ElementKind.LIST_ITEM:
+    elif unit.kind is ElementKind.LIST_ITEM or unit.records:
         pieces = pack(unit.text.split("\n"), room, budget, joiner="\n")
     else:
         pieces = split_prose(unit.text, room, budget)
-    inner = INNER.get(unit.kind, " ")
-    return [Unit(p, unit.kind, unit.pages, unit.joiner if i == 0 else inner) for i, p in enumerate(pieces)]
+    inner = "\n" if unit.records else INNER.get(unit.kind, " ")
+    return [
+        Unit(p, unit.kind, unit.pages, unit.joiner if i == 0 else inner, unit.records) for i, p in enumerate(pieces)
+    ]
 
 
 def estimate(units: Sequence[Unit], budget: Budget) -> Cost:
@@ -281,10 +306,13 @@ class BaseChunker:
     def _units(self, section: Section, room: Cost, budget: Budget) -> list[Unit]:
         """The section's blocks, each split along its structure when larger than its room."""
         prose_room = self._pack_room(section, room, budget)
+        blocks = section.blocks
         return [
             piece
-            for block in section.blocks
-            for piece in split_unit(block, prose_room if block.kind in overlap.PROSE else room, budget)
+            for i, block in enumerate(blocks)
+            for piece in split_unit(
+                block, prose_room if block.kind in overlap.PROSE else room, budget, lead_in(blocks, i)
+            )
         ]
 
     # -- finishing ---------------------------------------------------------------------------------

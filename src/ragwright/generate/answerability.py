@@ -326,7 +326,8 @@ def _number_conflict(ev: Evidence, i: int) -> float:
     """1 when the question names a number, year or ordinal that unit *i* lacks while the unit holds
     another ("in 1917" asked, "in 1914" written; "fourth" asked, "third" written)."""
     asked = numbers_in(ev.question.text)
-    held = numbers_in(ev.units[i].text)
+    unit = ev.units[i]
+    held = numbers_in(f"{unit.context} {unit.text}" if unit.kind == "row" else unit.text)
     return float(bool(asked - held) and bool(held - asked))
 
 

@@ -157,6 +157,12 @@ def _part_stems(question: str, unit: Unit) -> frozenset[str]:
     return parts | abbreviation_stems(question, " ".join(row_labels(unit.text)))
 
 
+def _lead_stems(unit: Unit) -> frozenset[str]:
+    """The stems of a table row's lead-in (none for other units): "Totals: 71,137" under "NICS Firearm
+    Background Checks November - 2015" answers a question about November's NICS checks."""
+    return frozenset(content_stems(unit.context)) if unit.kind == "row" and unit.context else frozenset()
+
+
 def _read_as(units: Sequence[Unit], i: int) -> str:
     """The text unit *i* is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
     Food: Ash, Elm, Maple"), whose words say what the row is about; a short line that leans on its
@@ -200,6 +206,8 @@ def gather(
         window_stems.append(frozenset().union(*near))
     # a short line that leans on its neighbours holds their words too (a date line under "oral argument")
     stems = [window_stems[i] if leans_on_neighbours(u) else stems[i] for i, u in enumerate(units)]
+    # a table row is read under its lead-in (a title or caption line): the lead-in's words are the row's
+    stems = [s | _lead_stems(u) for s, u in zip(stems, units, strict=True)]
     contexts = list(dict.fromkeys(u.context for u in units if u.context))
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)

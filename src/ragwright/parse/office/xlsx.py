@@ -14,7 +14,8 @@ a title ``PARAGRAPH``, said once):
   without one is keyed by column letters;
 * data rows become records ``Sheet: S; Header1: v1; Header2: v2`` (empty cells skipped), grouped into
   one ``PARAGRAPH`` per :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_CHARS` characters, one record a
-  line, with attributes ``sheet``, ``rows`` (``"3-22"``), ``header`` and ``range`` — every group
+  line, with attributes ``sheet``, ``rows`` (``"3-22"``), ``header``, ``range`` and ``records`` (so a
+  chunker splits a group between its lines, never inside a row) — every group
   carries its header, so no chunk loses it.
 
 Values are the cached results of formulas (never the formulas), merged cells take their top-left
@@ -53,8 +54,8 @@ from ragwright.parse.office.xlsx_look import Unseen
 from ragwright.parse.options import ParseOptions
 from ragwright.parse.pictures import PictureReader
 
-VERSION = "xlsx/4"
-CSV_VERSION = "csv/1"
+VERSION = "xlsx/5"
+CSV_VERSION = "csv/2"
 MIME: Final = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ROW_GROUP_ROWS: Final = 20
 ROW_GROUP_CHARS: Final = 1200
@@ -302,6 +303,7 @@ def sheet_elements(
             size = sum(len(t) + 1 for _, t in group)
             if group and (record is None or len(group) >= ROW_GROUP_ROWS or size + len(record[1]) > ROW_GROUP_CHARS):
                 attrs = {**base, "rows": f"{group[0][0]}-{group[-1][0]}", "header": header, "range": first}
+                attrs["records"] = True  # one record a line: a chunker splits between lines
                 out.append(Element(ElementKind.PARAGRAPH, "\n".join(t for _, t in group), attributes=attrs))
                 group = []
             if record is not None:

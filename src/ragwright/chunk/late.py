@@ -42,6 +42,13 @@ def token_embedder_of(embedder: Embedder) -> TokenEmbedder:
             f"MiniLM, or --embedder PATH to a model folder); {getattr(embedder, 'name', embedder)!r} gives none",
             field="late_chunking",
         )
+    check = getattr(inner, "token_outputs", None)
+    if callable(check) and not check():
+        raise ConfigError(
+            f"late chunking needs token embeddings, but {getattr(embedder, 'name', embedder)!r}'s ONNX graph pools "
+            "its own output; export the encoder with last_hidden_state (a BERT-style export) or turn late chunking off",
+            field="late_chunking",
+        )
     return inner
 
 

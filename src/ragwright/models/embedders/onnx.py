@@ -361,6 +361,12 @@ class OnnxEmbedder:
         encoding = self._counter.encode(text, add_special_tokens=False)
         return list(encoding.ids), [(int(a), int(b)) for a, b in encoding.offsets]
 
+    def token_outputs(self) -> bool:
+        """Whether the graph returns one row per token (a rank-3 first output), as late chunking needs;
+        ``False`` for a graph that pools its own output. Loads the model."""
+        self.load()
+        return len(self._session.get_outputs()[0].shape) == 3
+
     def token_embeddings(self, ids: Sequence[int]) -> FloatMatrix:
         """The encoder's output for each of *ids* (at most :attr:`max_tokens`, special tokens added
         around them and left out of the result): a ``(len(ids), dimension)`` float32 array."""

@@ -2,7 +2,7 @@
 
 ``GraphOptions.fusion``:
 
-* ``rrf`` (default): reciprocal rank fusion of the hybrid ranking and the whole graph ranking
+* ``rrf``: reciprocal rank fusion of the hybrid ranking and the whole graph ranking
   (``weight``). A chunk both arms found is promoted for that alone.
 * ``bridge``: hybrid's order is kept, and the graph only *adds* the chunk a two-hop question needs — a
   **bridge chunk**: one that opens with (is about) an entity named in one of hybrid's entry chunks,
@@ -12,7 +12,7 @@
   lower, added if it did not). Chunks are never promoted merely for being found by both arms, and a
   question with no such chain (single-hop, or a question whose entities are not what the chunks are
   about) keeps hybrid's ranking exactly.
-* ``anchored``: ``rrf`` for a question with an anchored bridge chunk (the two-hop chain above exists),
+* ``anchored`` (default): ``rrf`` for a question with an anchored bridge chunk (the two-hop chain above exists),
   hybrid's ranking unchanged for any other question — RRF's promotion only where the graph sees a
   second hop, so single-hop questions keep hybrid's order.
 

@@ -12,9 +12,10 @@
    traversed relation. A chunk that opens with a reached entity is about it and counts
    ``GraphOptions.opening_boost`` times (the bridge document of a two-hop question); the question's own
    entities count ``seed_evidence`` (hybrid search finds their chunks already).
-4. **Fusion** (:mod:`ragwright.graph.fusion`): RRF of the hybrid and graph rankings (the default,
-   ``GraphOptions.fusion="rrf"``), or hybrid's order with the graph's *bridge chunks* added after its
-   first results (``"bridge"``); evidence kept per arm (``arms["graph"]``).
+4. **Fusion** (:mod:`ragwright.graph.fusion`): RRF of the hybrid and graph rankings for a question
+   with an anchored bridge chunk and hybrid's ranking otherwise (the default, ``"anchored"``), RRF for
+   every question (``"rrf"``), or hybrid's order with the graph's *bridge chunks* added after its first
+   results (``"bridge"``); evidence kept per arm (``arms["graph"]``).
 
 Everything read goes through :class:`~ragwright.graph.visibility.Visibility`: the graph's rows under
 the store's security expression and every chunk re-fetched with the caller's identity.

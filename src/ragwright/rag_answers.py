@@ -182,12 +182,17 @@ class RagAnswers:
         trace = RetrievalTrace(question)
         span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
         # the history feeds query condensing; the trace records what the transforms did
-        request = RetrievalRequest.of(
-            question, retrieval, identity or self.identity, history=opts.conversation_history, trace=trace
-        )
+        who = identity or self.identity
+        request = RetrievalRequest.of(question, retrieval, who, history=opts.conversation_history, trace=trace)
         try:
             with telemetry.current(span):  # the retrievals are the answer's child spans
                 results = list((await self.strategies.run(request)).results)
+                sources = answer_sources(results, retrieval.top_k)
+                if len(sources) < len(results):  # contents pages took places: look further down the ranking
+                    deeper = replace(retrieval, top_k=retrieval.top_k * NAVIGATION_DEPTH)
+                    again = RetrievalRequest.of(question, deeper, who, history=opts.conversation_history)
+                    sources = answer_sources((await self.strategies.run(again)).results, retrieval.top_k)
+                results = sources or results
         except BaseException as exc:
             rag_telemetry.failed(span, "ask", exc)
             raise
@@ -215,6 +220,18 @@ class RagAnswers:
         switches …) with the fields RagOptions shares with them taken from *opts*."""
         given = opts.to_retrieval_options()
         return self.retrieval_options.merged(**{n: getattr(given, n) for n in RagOptions.retrieval_fields()})
+
+
+#: When table-of-contents sources took places among an answer's top_k, it looks this many times deeper.
+NAVIGATION_DEPTH = 3
+
+
+def answer_sources(results: Sequence[SearchResult], top_k: int) -> list[SearchResult]:
+    """The first *top_k* results that can answer: a source that is mostly a table of contents
+    (:func:`~ragwright.generate.lines.is_contents_chunk`) gives its place to the next."""
+    from ragwright.generate.lines import is_contents_chunk
+
+    return [r for r in results if not is_contents_chunk(r.chunk.text)][:top_k]
 
 
 def _retrieval_path(

@@ -241,3 +241,22 @@ def test_a_row_holds_the_words_and_numbers_of_its_lead_in() -> None:
     prose = evidence_for(question, Chunk.create("p", text, 0))
     i = next(i for i, u in enumerate(prose.units) if u.text.startswith("Alabama"))
     assert stem("November") not in prose.stems[i]
+
+
+def test_the_line_that_spells_out_the_asked_acronym_answers_what_it_stands_for() -> None:
+    text = (
+        "Now that you have created the row permission, RCAC must be activated on the table.\n\n"
+        "You must activate RCAC before the masks apply.\n\n"
+        "This publication describes the DB2 feature Row and Column Access Control (RCAC) in detail."
+    )
+    from ragwright.generate.evidence import _spelled_out
+
+    ev = evidence_for("What does RCAC stand for?", Chunk.create("r", text, 0))
+    assert "Row and Column Access Control" in ev.units[ev.best].text
+    ev.order = [0, 1, 2]  # as if the sentence model preferred the lines that only use the acronym
+    assert _spelled_out(ev) == 2
+    ev.order = [2, 0, 1]
+    assert _spelled_out(ev) is None  # already first
+    # a question that is no expansion question leaves the model's order alone
+    other = evidence_for("When must RCAC be activated?", Chunk.create("r", text, 0))
+    assert "Row and Column" not in other.units[other.best].text

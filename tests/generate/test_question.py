@@ -96,3 +96,13 @@ def test_a_year_inside_a_numeric_code_is_no_date() -> None:
     assert type_spans("date", "Call 555-2010 today") == []
     assert type_spans("date", "the war of 1914-1918") == ["1914"]  # a range still holds its first year
     assert type_spans("date", "on 2009-01-04") == ["2009"]
+
+
+def test_an_expansion_questions_frame_is_not_among_its_terms() -> None:
+    from ragwright.generate.question import stem
+
+    for question in ("What does RCAC stand for?", "RCAC is short for what?", "What is the acronym RCAC?"):
+        q = analyze(question)
+        assert q.answer_type == "expansion" and q.terms == (stem("RCAC"),), question
+    # other questions keep the words
+    assert stem("stand") in analyze("Where does the statue stand?").terms

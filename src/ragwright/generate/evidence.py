@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from ragwright.generate.acronyms import abbreviation_stems, acronym_stems
+from ragwright.generate.acronyms import abbreviation_stems, acronym_stems, acronyms_in, expansions
 from ragwright.generate.lines import (
     MAX_UNITS_PER_SOURCE,
     MIN_WORDS,
@@ -257,13 +257,25 @@ def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
     return ev
 
 
+def _spelled_out(ev: Evidence) -> int | None:
+    """For "What does RCAC stand for?": the best-scoring unit that spells out the asked acronym ("Row and
+    Column Access Control (RCAC)"), when the best-scoring unit does not — that line is the answer."""
+    asked = acronyms_in(ev.question.text)
+    spells = [j for j in ev.order if any(expansions(a, ev.units[j].text) for a in asked)]
+    return spells[0] if spells and spells[0] != ev.order[0] else None
+
+
 def _typed_rival(ev: Evidence) -> int | None:
     """The unit to rank first instead of the best-scoring one, if any: when the question asks for a type
     (a number, a date, a name …) that the best unit lacks, the best-scoring unit that holds one, covers
     more of the question's terms and its constraints (names, numbers, qualifiers) at least as well
     ("What score … with 6 encoder layers?": the table row with the scores, not the sentence about them).
     Equal coverage leaves the model's choice alone."""
-    if not ev.order or ev.question.answer_type not in TYPED_ANSWERS or ev.type_hits[ev.order[0]] > 0:
+    if not ev.order or ev.question.answer_type not in TYPED_ANSWERS:
+        return None
+    if ev.question.answer_type == "expansion":
+        return _spelled_out(ev)
+    if ev.type_hits[ev.order[0]] > 0:
         return None
     best, keys = ev.order[0], ev.question.key_terms
     for j in ev.order[1:]:

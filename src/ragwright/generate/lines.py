@@ -94,6 +94,15 @@ def is_navigation(line: str) -> bool:
     return bool(_NAVIGATION.search(text) or _EMPTY_SEE.search(text) or _LEADERS.search(text))
 
 
+def is_contents_chunk(text: str) -> bool:
+    """Whether most of a chunk's text is table-of-contents lines (titles with leader dots to a page
+    number): a source that only points elsewhere and answers nothing, however similar to a question.
+    (A reference list is not one: its lines can quote the answer.)"""
+    lines = [line.strip().strip("|").strip() for line in text.split("\n")]
+    lines = [line for line in lines if line and not _TABLE_RULE.match(line)]
+    return 2 * sum(len(line) for line in lines if _LEADERS.search(line)) > sum(len(line) for line in lines)
+
+
 def pieces(text: str) -> list[tuple[str, str]]:
     """``(kind, text)`` of a chunk: prose sentences and self-describing table rows, in order.
 

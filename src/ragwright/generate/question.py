@@ -329,12 +329,15 @@ def _entities(question: str) -> list[str]:
 def analyze(question: str) -> Question:
     """Read *question* (see the module docstring)."""
     text = " ".join(question.split())
-    terms = tuple(dict.fromkeys(content_stems(text)))
+    kind = answer_type(text)
+    # an expansion question's frame ("stand for", "acronym", "full name") asks; it is not what the answer says
+    framed = _TYPE_RULES[0][0].sub(" ", text) if kind == "expansion" else text
+    terms = tuple(dict.fromkeys(content_stems(framed)))
     numbers = tuple(dict.fromkeys(w for w in words(text) if _NUMERAL.match(w)))
     qualifiers = tuple(dict.fromkeys(w.casefold() for w in words(text) if w.casefold() in QUALIFIERS))
     return Question(
         text=text,
-        answer_type=answer_type(text),
+        answer_type=kind,
         terms=terms,
         entities=tuple(dict.fromkeys(_entities(text))),
         numbers=numbers,

@@ -2,16 +2,21 @@
 community summaries the caller may fully see.
 
 *Map*: every summary of the caller's tenant whose cited chunks the caller may all see (any one hidden
-and the summary is skipped whole) is scored against the question (cosine of the question and the
-summary's title, entities and sentences). *Reduce*: the best summaries become the themes of the answer,
-each with its representative sentences quoted and cited (``[Source N]``, the chunk the sentence is
-from). Extractive: no model writes anything, so every cited chunk contains the sentence citing it.
+and the summary is skipped whole) is scored against the question: the cosine of the question and the
+summary (its title, entities and sentences) times how much of the corpus the community covers,
+``1 + ln(documents) + ln(chunks) / 4`` (its cited chunks and their distinct documents), halved when
+the summary quotes no prose. *Reduce*: the best summaries become the themes of the answer, at most
+one per document (the document of a theme's first sentence) while others remain, then at most two, so
+a corpus-wide question draws on several documents; each theme's representative sentences are quoted
+and cited (``[Source N]``, the chunk the sentence is from). Extractive: no model writes anything, so
+every cited chunk contains the sentence citing it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.graph.tables import GraphTables
 from ragwright.graph.visibility import Visibility
@@ -20,6 +25,9 @@ from ragwright.model.results import Citation, RagResponse, SearchResult
 if TYPE_CHECKING:
     from ragwright.models.embedders.base import Embedder
 
+#: Themes drawn from one document at most (a first pass allows one each).
+PER_DOCUMENT: Final = 2
+
 
 @dataclass
 class Theme:
@@ -27,6 +35,28 @@ class Theme:
     score: float
     entities: list[str] = field(default_factory=list)
     sentences: list[tuple[str, str]] = field(default_factory=list)  # (text, chunk id)
+
+
+def coverage(payload: dict[str, Any]) -> float:
+    """How much of the corpus a summary's community covers: ``1 + ln(documents) + ln(chunks) / 4``
+    (1 for one chunk of one document), halved when none of its sentences is prose."""
+    documents = max(1, int(payload.get("documents", 1)))
+    chunks = max(1, int(payload.get("chunks", 1)))
+    weight = 1.0 + math.log(documents) + math.log(chunks) / 4
+    return weight if payload.get("prose", True) else weight / 2
+
+
+def _spread(order: list[int], homes: list[str], themes: int) -> list[int]:
+    """The first *themes* of *order* (best first), one per home document while others remain, then up to
+    :data:`PER_DOCUMENT`; kept in score order."""
+    chosen: list[int] = []
+    for cap in (1, PER_DOCUMENT):
+        for i in order:
+            if len(chosen) >= themes:
+                break
+            if i not in chosen and sum(homes[j] == homes[i] for j in chosen) < cap:
+                chosen.append(i)
+    return sorted(chosen, key=order.index)
 
 
 def global_search(
@@ -52,22 +82,24 @@ def global_search(
         f"{p['title']}. "
         + " ".join(e["name"] for e in p["entities"])
         + ". "
-        + " ".join(s["text"] for s in p["sentences"])
+        + " ".join(" ".join(s["text"].split()) for s in p["sentences"])
         for p, _ in candidates
     ]
     q = np.asarray(embedder.embed_query(question), dtype=np.float32)
     m = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
     m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
-    scores = m @ (q / max(float(np.linalg.norm(q)), 1e-9))
-    order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))[:themes]
+    cosines = m @ (q / max(float(np.linalg.norm(q)), 1e-9))
+    scores = [float(cosines[i]) * coverage(p) for i, (p, _) in enumerate(candidates)]
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    homes = [str(p["sentences"][0].get("document_id", p["sentences"][0]["chunk_id"])) for p, _ in candidates]
     chosen: list[Theme] = []
     sources: list[SearchResult] = []
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines = ["Main themes:"]
-    for i in order:
+    for i in _spread(order, homes, themes):
         payload, _ids = candidates[i]
-        theme = Theme(payload["title"], float(scores[i]), [e["name"] for e in payload["entities"]])
+        theme = Theme(payload["title"], scores[i], [e["name"] for e in payload["entities"]])
         quoted = []
         for s in payload["sentences"][:2]:
             chunk = view.chunks([s["chunk_id"]]).get(s["chunk_id"])
@@ -75,7 +107,7 @@ def global_search(
                 continue
             if chunk.id not in numbers:
                 numbers[chunk.id] = len(numbers) + 1
-                sources.append(SearchResult(chunk, float(scores[i]), fusion="graph-global"))
+                sources.append(SearchResult(chunk, scores[i], fusion="graph-global"))
             n = numbers[chunk.id]
             citations.append(Citation(n, chunk.id, chunk.document_id, s["text"]))
             quoted.append(f"{s['text']} [Source {n}]")

@@ -5,13 +5,16 @@ quotes its chunk's own text."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragwright.graph import GraphOptions
-from ragwright.graph.communities import is_prose, is_reference_line
-from ragwright.graph.global_search import coverage
+from ragwright.graph.communities import build_communities, is_prose, is_reference_line, summary_text
+from ragwright.graph.global_search import coverage, global_search, summary_vectors
+from ragwright.graph.visibility import Visibility
 from ragwright.model.identity import Identity
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
@@ -39,6 +42,8 @@ REFERENCES = (
     "ISBN 978-1-4615-6789-9. Retrieved September 9, 2021. Young, Emma; Brown, Craig.",
     "^ Young, Emma.",
     "The Sibley Guide to Bird Life and Behaviour.",
+    "Christidis, Les; Boles, Walter E., eds.",
+    "Ducks on postage stamps Archived 2013-05-13 at the Wayback Machine.",
     '"Female-Biased Philopatry, Monogamy, and the Timing of Pair Formation in Migratory Waterfowl".',
     "Introduction . . . . . . . . 4",
     "See also: Geese.",
@@ -53,7 +58,7 @@ def _rag(path: Path) -> Rag:
 
 @pytest.mark.parametrize("line", REFERENCES)
 def test_reference_navigation_and_contents_lines_are_no_theme_sentences(line: str) -> None:
-    assert is_reference_line(line) and not (is_prose(line) and not line.startswith(("^", "ISBN")))
+    assert is_reference_line(line)
 
 
 @pytest.mark.parametrize(
@@ -137,3 +142,64 @@ def test_a_quoted_sentence_ends_before_its_reference_markers(tmp_path: Path) -> 
     response = graph.ask("Which coats of arms show a duck?", mode="global", identity=ACME)
     assert response.citations and all(c.quote.endswith("in Aland.") for c in response.citations), response.answer
     assert "in Aland. [Source 1]" in response.answer
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing double, counting the texts it embeds as documents after ingestion (``counting``)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_tokens=64, name=f"test/counting-{id(self)}")  # its own name: no shared cache
+        self.counting, self.documents, self.queries = False, 0, 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        self.documents += len(texts) if self.counting else 0
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> Any:
+        self.queries += 1 if self.counting else 0
+        return super().embed_query(text)
+
+
+def test_a_question_embeds_only_itself(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    rag = Rag(SqliteStore(str(tmp_path / "s.db")), embedder, graph=GraphOptions(merge_similarity=None))
+    rag.ingest(BytesSource({"lakes.md": LAKES, "cars.md": CARS}), tenant="acme")
+    graph = rag.graph
+    assert graph is not None
+    embedder.counting = True
+    graph.ask("Which ducks live on lakes?", mode="global", identity=ACME)  # builds the summaries
+    built = embedder.documents
+    texts = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme", 0)}
+    assert built == len(texts) > 1  # each summary (of the level searched) embedded once
+    for question in ("Which ducks live on lakes?", "Where are trucks built?", "What nests in trees?"):
+        graph.ask(question, mode="global", identity=ACME)
+    assert (embedder.documents, embedder.queries) == (built, 4)  # later questions embed only themselves
+    rag.ingest(BytesSource({"music.md": MUSIC}), tenant="acme")  # the summaries are rebuilt
+    before = embedder.documents
+    response = graph.ask("Who plays Beethoven?", mode="global", identity=ACME)
+    new = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme", 0)} - texts
+    assert new and embedder.documents == before + len(new)  # only the summaries with new text
+    assert "music.md" in {c.document_id for c in response.citations}
+
+
+def test_summaries_written_with_their_embedding_are_not_embedded_again(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    rag = Rag(SqliteStore(str(tmp_path / "s.db")), embedder, graph=GraphOptions(merge_similarity=None))
+    rag.ingest(BytesSource({"lakes.md": LAKES, "cars.md": CARS}), tenant="acme")
+    graph = rag.graph
+    assert graph is not None
+    assert build_communities(graph.index.tables, rag.store, "acme", graph.options, embedder) > 0
+    payloads = [p for _, _, p, _ in graph.index.tables.summaries("acme")]
+    assert all(p["embedder"] == embedder.name and len(p["embedding"]) == embedder.dimension for p in payloads)
+    embedder.counting = True
+    response, themes = global_search(
+        graph.index.tables, Visibility(rag.store, ACME), "Which ducks live on lakes?", embedder
+    )
+    assert (embedder.documents, embedder.queries) == (0, 1) and themes and not response.declined
+    stored = summary_vectors(payloads, embedder)
+    assert embedder.documents == 0
+    fresh = summary_vectors(
+        [{k: v for k, v in p.items() if k != "embedding"} for p in payloads],
+        HashingEmbedder(max_tokens=64, name="test/other"),
+    )
+    assert abs(stored - fresh).max() < 1e-5  # the stored embedding is the summary's own

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ragwright._deps import require
 from ragwright.generate.lines import clean_inline, is_navigation, is_title_like
@@ -27,17 +27,22 @@ from ragwright.graph.tables import GraphTables
 from ragwright.model.identity import Identity
 from ragwright.stores.base import ChunkLookup
 
+if TYPE_CHECKING:
+    from ragwright.models.embedders.base import Embedder
+
 #: Marks only a reference-list entry carries: a caret back-link, ISBN/ISSN/DOI/arXiv, "Retrieved <date>",
 #: "Archived from", page ranges, a year in parentheses closing a clause ("Smith, J. (2001).").
 _CITATION: Final = re.compile(
-    r"\^|\bISBN\b|\bISSN\b|\bdoi\s*[:.]|\barXiv\s*:|\bRetrieved (?:on )?(?:\d|[A-Z][a-z]+ \d)|\bArchived from\b"
+    r"\^|\bISBN\b|\bISSN\b|\bdoi\s*[:.]|\barXiv\s*:|\bRetrieved (?:on )?(?:\d|[A-Z][a-z]+ \d)"
+    r"|\bArchived (?:from\b|\d{4}-\d\d-\d\d)"
     r"|\bpp?\.\s*\d|\(\s*(?:1[5-9]|20)\d\d[a-z]?\s*\)\s*[.,:]"
 )
-#: A publisher ("Csiro Publishing", "Oxford University Press") or an author list ("Smith, J.;", "Young,
-#: Emma."): a reference entry when the line is not prose.
+#: A publisher ("Csiro Publishing", "Oxford University Press"), an author list ("Smith, J.;", "Young,
+#: Emma.", "Boles, Walter E., eds."): a reference entry when the line is not prose.
 _PUBLISHER: Final = re.compile(
     r"\b(?:Press|Publishing|Publishers|Publications|Editions|Verlag|Books|Limited|Ltd)\b"
-    r"|\b[A-Z][\w'’-]+, (?:[A-Z]\.\s?){1,3}[,;.]|\b[A-Z][\w'’-]+, [A-Z][\w'’-]+(?: [A-Z]\.)*[;.]\s*$"
+    r"|\b[A-Z][\w'’-]+, (?:[A-Z]\.\s?){1,3}[,;.]|\b[A-Z][\w'’-]+, [A-Z][\w'’-]+(?: [A-Z]\.)*(?:;|\.\s*$)"
+    r"|\beds?\."
 )
 #: Reference markers ending a sentence ("… (Åland).[51]"): left out of the quote (still the chunk's own
 #: text, a prefix of the span), so a ``[Source N]`` follows the sentence's words.
@@ -84,8 +89,19 @@ def _is_cited_title(text: str) -> bool:
     return _title_case(words)
 
 
-def build_communities(tables: GraphTables, store: ChunkLookup, tenant: str, options: GraphOptions) -> int:
-    """Detect *tenant*'s communities and write their summaries; returns how many summaries."""
+def summary_text(payload: dict[str, Any]) -> str:
+    """What global search embeds of a summary: its title, entities and sentences (whitespace collapsed)."""
+    entities = " ".join(e["name"] for e in payload["entities"])
+    sentences = " ".join(" ".join(s["text"].split()) for s in payload["sentences"])
+    return f"{payload['title']}. {entities}. {sentences}"
+
+
+def build_communities(
+    tables: GraphTables, store: ChunkLookup, tenant: str, options: GraphOptions, embedder: Embedder | None = None
+) -> int:
+    """Detect *tenant*'s communities and write their summaries; returns how many summaries. With an
+    *embedder*, each summary is written with its embedding (``embedding``, and ``embedder``: the model's
+    name), so that global search embeds only the question."""
     nx = require("networkx", "graph", "graph communities")
     view = tables.tenant_view(tenant)
     resolver = Resolver(tables.aliases(view))
@@ -122,6 +138,11 @@ def build_communities(tables: GraphTables, store: ChunkLookup, tenant: str, opti
             summary = _summary(graph, community, edges, surfaces, texts, documents, options)
             if summary is not None:
                 summaries.append((level, number, summary[0], summary[1]))
+    if embedder is not None and summaries:
+        vectors = embedder.embed_documents([summary_text(p) for _, _, p, _ in summaries])
+        for (_, _, payload, _), vector in zip(summaries, vectors, strict=True):
+            payload["embedding"] = [round(float(x), 6) for x in vector]
+            payload["embedder"] = embedder.name
     tables.set_communities(tenant, members, summaries)
     return len(summaries)
 

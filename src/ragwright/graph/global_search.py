@@ -10,6 +10,11 @@ one per document (the document of a theme's first sentence) while others remain,
 a corpus-wide question draws on several documents; each theme's representative sentences are quoted
 and cited (``[Source N]``, the chunk the sentence is from). Extractive: no model writes anything, so
 every cited chunk contains the sentence citing it.
+
+A question embeds only itself: a summary's embedding is the one written with it
+(:func:`~ragwright.graph.communities.build_communities` given the embedder) when the same model made it,
+else computed once per process and kept by the summary's text and the model's name (a rebuilt summary
+with new text is embedded again).
 """
 
 from __future__ import annotations
@@ -18,15 +23,21 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from ragwright.graph.communities import summary_text
 from ragwright.graph.tables import GraphTables
 from ragwright.graph.visibility import Visibility
 from ragwright.model.results import Citation, RagResponse, SearchResult
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from ragwright.models.embedders.base import Embedder
 
 #: Themes drawn from one document at most (a first pass allows one each).
 PER_DOCUMENT: Final = 2
+#: Summary embeddings kept in this process, by (model name, summary text); the oldest go beyond this.
+CACHE_SIZE: Final = 8192
+_VECTORS: dict[tuple[str, str], Any] = {}
 
 
 @dataclass
@@ -59,6 +70,31 @@ def _spread(order: list[int], homes: list[str], themes: int) -> list[int]:
     return sorted(chosen, key=order.index)
 
 
+def summary_vectors(payloads: list[dict[str, Any]], embedder: Embedder) -> npt.NDArray[Any]:
+    """The summaries' embeddings, unit length: written with the summary by the same model, or kept from an
+    earlier question, or (only those neither) embedded now in one batch."""
+    import numpy as np
+
+    name = str(embedder.name)
+    texts = [summary_text(p) for p in payloads]
+    rows: list[Any] = []
+    missing: list[int] = []
+    for i, (p, text) in enumerate(zip(payloads, texts, strict=True)):
+        stored = p.get("embedding") if p.get("embedder") == name else None
+        row = np.asarray(stored, dtype=np.float32) if stored else _VECTORS.get((name, text))
+        rows.append(row)
+        if row is None:
+            missing.append(i)
+    if missing:
+        for i, vector in zip(missing, embedder.embed_documents([texts[i] for i in missing]), strict=True):
+            rows[i] = np.asarray(vector, dtype=np.float32)
+            _VECTORS[(name, texts[i])] = rows[i]
+        while len(_VECTORS) > CACHE_SIZE:
+            del _VECTORS[next(iter(_VECTORS))]
+    m = np.vstack(rows)
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)  # type: ignore[no-any-return]
+
+
 def global_search(
     tables: GraphTables,
     view: Visibility,
@@ -78,16 +114,8 @@ def global_search(
             candidates.append((payload, chunk_ids))
     if not candidates:
         return RagResponse("", (), declined=True, mode="graph-global", decline_reason="no_sources"), []
-    texts = [
-        f"{p['title']}. "
-        + " ".join(e["name"] for e in p["entities"])
-        + ". "
-        + " ".join(" ".join(s["text"].split()) for s in p["sentences"])
-        for p, _ in candidates
-    ]
+    m = summary_vectors([p for p, _ in candidates], embedder)
     q = np.asarray(embedder.embed_query(question), dtype=np.float32)
-    m = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
-    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
     cosines = m @ (q / max(float(np.linalg.norm(q)), 1e-9))
     scores = [float(cosines[i]) * coverage(p) for i, (p, _) in enumerate(candidates)]
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))

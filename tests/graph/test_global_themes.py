@@ -203,3 +203,19 @@ def test_summaries_written_with_their_embedding_are_not_embedded_again(tmp_path:
         HashingEmbedder(max_tokens=64, name="test/other"),
     )
     assert abs(stored - fresh).max() < 1e-5  # the stored embedding is the summary's own
+
+
+def test_a_citation_quotes_the_chunks_own_text_not_its_collapsed_sentence(tmp_path: Path) -> None:
+    rag = _rag(tmp_path)
+    text = b"# Ducks\n\nThe Mallard Duck feeds on Lake Geneva\nin the winter months  and nests by the shore.\n"
+    rag.ingest(BytesSource({"ducks.md": text}), tenant="acme")
+    graph = rag.graph
+    assert graph is not None
+    response = graph.ask("Where does the duck feed?", mode="global", identity=ACME)
+    by_number = {i + 1: s.chunk for i, s in enumerate(response.sources)}
+    assert response.citations
+    for citation in response.citations:
+        assert citation.quote in by_number[citation.source].text  # the chunk's own span, line break kept
+    assert any("  " in c.quote for c in response.citations)  # not the collapsed sentence
+    collapsed = "The Mallard Duck feeds on Lake Geneva in the winter months and nests by the shore. [Source 1]"
+    assert collapsed in response.answer.splitlines()[1]  # the answer's line: whitespace collapsed

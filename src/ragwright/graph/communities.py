@@ -199,12 +199,13 @@ def _summary(
         relations.append({"source": names[a], "type": stated[0][1], "target": names[b], "chunk_id": stated[0][0]})
         cited.append(stated[0][0])
         for chunk_id, _type, start, end in stated:  # the first sentence stating it that is no reference line
-            sentence = " ".join(_TRAILING_MARKERS.sub("", texts[chunk_id][start:end]).split())
+            raw = _TRAILING_MARKERS.sub("", texts[chunk_id][start:end]).strip()  # the chunk's own text
+            sentence = " ".join(raw.split())
             if is_reference_line(sentence):
                 continue
             if sentence not in seen:
                 seen.add(sentence)
-                sentence_of = {"text": sentence, "chunk_id": chunk_id, "document_id": documents.get(chunk_id, "")}
+                sentence_of = {"text": raw, "chunk_id": chunk_id, "document_id": documents.get(chunk_id, "")}
                 found.append((is_prose(sentence), sentence_of))
                 cited.append(chunk_id)
             break

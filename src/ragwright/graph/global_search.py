@@ -8,7 +8,8 @@ summary (its title, entities and sentences) times how much of the corpus the com
 the summary quotes no prose. *Reduce*: the best summaries become the themes of the answer, at most
 one per document (the document of a theme's first sentence) while others remain, then at most two, so
 a corpus-wide question draws on several documents; each theme's representative sentences are quoted
-and cited (``[Source N]``, the chunk the sentence is from). Extractive: no model writes anything, so
+and cited (``[Source N]``, the chunk the sentence is from; the citation quotes the chunk's own text,
+the answer's line the same sentence with its whitespace collapsed). Extractive: no model writes anything, so
 every cited chunk contains the sentence citing it.
 
 A question embeds only itself: a summary's embedding is the one written with it
@@ -138,7 +139,7 @@ def global_search(
                 sources.append(SearchResult(chunk, scores[i], fusion="graph-global"))
             n = numbers[chunk.id]
             citations.append(Citation(n, chunk.id, chunk.document_id, s["text"]))
-            quoted.append(f"{s['text']} [Source {n}]")
+            quoted.append(f"{' '.join(s['text'].split())} [Source {n}]")  # one line; the quote is the chunk's
             theme.sentences.append((s["text"], chunk.id))
         chosen.append(theme)
         lines.append(f"- {theme.title}: " + " ".join(quoted))

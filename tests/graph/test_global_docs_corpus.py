@@ -21,6 +21,7 @@ import pytest
 
 from ragwright.eval.rag_eval import faithfulness
 from ragwright.graph import GraphOptions
+from ragwright.graph.communities import is_prose, is_reference_line
 from ragwright.graph.visibility import Visibility
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse
@@ -50,6 +51,12 @@ CORPUS_WIDE = (
 )
 EMAIL_QUESTION = "Who sent the e-mail message, to whom, and when?"
 _MARKER = re.compile(r"\s*\[Source (\d+)\]")
+#: Marks of a reference-list entry (g2 found the themes made of these before issue 24's fix: "Wordsworth
+#: Editions, Limited.", "Collingwood, VIC: Csiro Publishing.", "ISBN … ^ Smith, Cyndi M.; …").
+_REFERENCE_MARKS = re.compile(
+    r"\^|\bISBN\b|\bRetrieved \d|\bRetrieved [A-Z][a-z]+ \d|\(\d{4}\)\.|\beds\.|"
+    r"(?:Press|Publishing|Editions|Limited)\.$|^[A-Z][\w ]+, [A-Z]{2,3}: "
+)
 
 
 def _words(text: str) -> str:
@@ -122,11 +129,17 @@ def test_corpus_wide_questions_are_answered_from_several_documents_each_sentence
     assert_contract(response)
     assert response.mode == "graph-global"
     documents = {s.document_id for s in response.sources}
-    assert len(documents) >= 2, documents  # corpus-wide: not one document's themes
+    assert len(documents) >= 3, documents  # corpus-wide: not one or two documents' themes
+    assert {Path(d).relative_to(CORPUS).as_posix() for d in documents} <= set(PUBLIC)
     assert len({Path(d).suffix for d in documents}) >= 2, documents
     themes = rag.graph.themes
     assert len(themes) == len(response.answer.splitlines()) - 1
     assert {cid for t in themes for _, cid in t.sentences} == {s.chunk.id for s in response.sources}
+    sentences = [" ".join(text.split()) for t in themes for text, _ in t.sentences]
+    cited_lines = [s for s in sentences if _REFERENCE_MARKS.search(s)]
+    assert not cited_lines, cited_lines  # no theme sentence is a reference-list or citation line
+    assert not [s for s in sentences if is_reference_line(s)]
+    assert sum(map(is_prose, sentences)) * 2 > len(sentences), sentences  # mostly prose
 
 
 def test_the_restricted_email_reaches_its_group_only(rag: Rag, restricted_names: set[str]) -> None:

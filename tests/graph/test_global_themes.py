@@ -43,6 +43,8 @@ REFERENCES = (
     "^ Young, Emma.",
     "The Sibley Guide to Bird Life and Behaviour.",
     "Christidis, Les; Boles, Walter E., eds.",
+    "Ducks, Geese and Swans: Species Accounts (CairinatoMergus).",
+    "Zejiang Shen1 ( ), Ruochen Zhang2, Melissa Dell3, Benjamin Charles Germain Lee4",
     "Ducks on postage stamps Archived 2013-05-13 at the Wayback Machine.",
     '"Female-Biased Philopatry, Monogamy, and the Timing of Pair Formation in Migratory Waterfowl".',
     "Introduction . . . . . . . . 4",
@@ -71,6 +73,11 @@ def test_reference_navigation_and_contents_lines_are_no_theme_sentences(line: st
 )
 def test_prose_sentences_are_theme_sentences(line: str) -> None:
     assert is_prose(line) and not is_reference_line(line)
+
+
+def test_a_table_row_or_a_header_line_is_no_reference_line() -> None:
+    assert not is_reference_line("Team: Boston Bruins; Year: 1970; Coach: Harry Sinden.")
+    assert not is_reference_line("From: Matthew Robinson <mrobinson@example.com> To: Jane Doe")
 
 
 def test_a_bibliography_gives_no_theme_sentence_and_prose_comes_first(tmp_path: Path) -> None:

@@ -38,11 +38,12 @@ _CITATION: Final = re.compile(
     r"|\bpp?\.\s*\d|\(\s*(?:1[5-9]|20)\d\d[a-z]?\s*\)\s*[.,:]"
 )
 #: A publisher ("Csiro Publishing", "Oxford University Press"), an author list ("Smith, J.;", "Young,
-#: Emma.", "Boles, Walter E., eds."): a reference entry when the line is not prose.
+#: Emma.", "Boles, Walter E., eds.", "Ruochen Zhang2, Melissa Dell3"): a reference entry when the line is
+#: not prose.
 _PUBLISHER: Final = re.compile(
     r"\b(?:Press|Publishing|Publishers|Publications|Editions|Verlag|Books|Limited|Ltd)\b"
     r"|\b[A-Z][\w'’-]+, (?:[A-Z]\.\s?){1,3}[,;.]|\b[A-Z][\w'’-]+, [A-Z][\w'’-]+(?: [A-Z]\.)*(?:;|\.\s*$)"
-    r"|\beds?\."
+    r"|\beds?\.|\b[A-Z][a-z]+\d{1,2}\W.*\b[A-Z][a-z]+\d{1,2}\b"
 )
 #: Reference markers ending a sentence ("… (Åland).[51]"): left out of the quote (still the chunk's own
 #: text, a prefix of the span), so a ``[Source N]`` follows the sentence's words.
@@ -84,7 +85,7 @@ def _is_cited_title(text: str) -> bool:
     """A title-case line ending in a period, of sixteen words at most, no record ("The Sibley Guide to Bird Life and
     Behaviour."): a book's or an article's title in a reference list."""
     words = _WORDS.findall(text)
-    if len(words) > 16 or ":" in text or ";" in text or not text.rstrip("\"'”’)] ").endswith("."):
+    if len(words) > 16 or ";" in text or not text.rstrip("\"'”’)] ").endswith("."):
         return False  # a record ("Team: Boston Bruins; Year: 1970.") is a table's row
     return _title_case(words)
 

@@ -11,7 +11,8 @@ P(answerable). The fine-tuned part is what would ship (its parameter count is pr
 Result (2026-12-02, issue 20): it does not help. Leave-articles-out on the training articles the
 cross-encoder alone reaches 0.547 balanced (lexical 0.650) and the stack 0.644; held-out (300 + 300)
 lexical 0.685 [0.647, 0.722], cross-encoder 0.580 [0.543, 0.618], stacked 0.692 [0.653, 0.728],
-stacked - lexical +0.007 [-0.015, +0.028]. One frozen-4 variant (top two layers) on one fold only.
+stacked - lexical +0.007 [-0.015, +0.028]. Two fine-tuned layers (``--frozen 4``, one fold only) read
+little better: AUC 0.61 against the lexical 0.70 on that fold.
 
 Data rules (strict):
 

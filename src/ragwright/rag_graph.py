@@ -111,7 +111,7 @@ class RagGraph:
         for tenant in dirty:
             if self.index.embedder is not None and self.options.merge_similarity is not None:
                 self.index.resolve(tenant)
-            build_communities(self.index.tables, self.rag.store, tenant, self.options)
+            build_communities(self.index.tables, self.rag.store, tenant, self.options, self.rag.embedder)
         return len(dirty)
 
     async def aask(

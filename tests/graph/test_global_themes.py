@@ -176,15 +176,15 @@ def test_a_question_embeds_only_itself(tmp_path: Path) -> None:
     embedder.counting = True
     graph.ask("Which ducks live on lakes?", mode="global", identity=ACME)  # builds the summaries
     built = embedder.documents
-    texts = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme", 0)}
-    assert built == len(texts) > 1  # each summary (of the level searched) embedded once
+    texts = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme")}
+    assert built == len(texts) > 1  # each summary embedded once, when it is built (every level)
     for question in ("Which ducks live on lakes?", "Where are trucks built?", "What nests in trees?"):
         graph.ask(question, mode="global", identity=ACME)
     assert (embedder.documents, embedder.queries) == (built, 4)  # later questions embed only themselves
     rag.ingest(BytesSource({"music.md": MUSIC}), tenant="acme")  # the summaries are rebuilt
     before = embedder.documents
     response = graph.ask("Who plays Beethoven?", mode="global", identity=ACME)
-    new = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme", 0)} - texts
+    new = {summary_text(p) for _, _, p, _ in graph.index.tables.summaries("acme")} - texts
     assert new and embedder.documents == before + len(new)  # only the summaries with new text
     assert "music.md" in {c.document_id for c in response.citations}
 

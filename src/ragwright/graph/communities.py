@@ -140,10 +140,7 @@ def build_communities(
             if summary is not None:
                 summaries.append((level, number, summary[0], summary[1]))
     if embedder is not None and summaries:
-        vectors = embedder.embed_documents([summary_text(p) for _, _, p, _ in summaries])
-        for (_, _, payload, _), vector in zip(summaries, vectors, strict=True):
-            payload["embedding"] = [round(float(x), 6) for x in vector]
-            payload["embedder"] = embedder.name
+        _embed(tables, tenant, summaries, embedder)
     tables.set_communities(tenant, members, summaries)
     return len(summaries)
 
@@ -230,3 +227,24 @@ def _summary(
         "prose": found[0][0],
     }
     return payload, cited
+
+
+_Summaries = list[tuple[int, int, dict[str, Any], Sequence[str]]]
+
+
+def _embed(tables: GraphTables, tenant: str, summaries: _Summaries, embedder: Embedder) -> None:
+    """Write each summary's embedding into its payload; a summary whose text the previous build embedded
+    with the same model keeps that embedding (a rebuild embeds only the summaries with new text)."""
+    known = {
+        summary_text(p): p["embedding"]
+        for _, _, p, _ in tables.summaries(tenant)
+        if p.get("embedder") == embedder.name and "embedding" in p
+    }
+    texts = [summary_text(p) for _, _, p, _ in summaries]
+    fresh = list(dict.fromkeys(t for t in texts if t not in known))
+    if fresh:
+        for text, vector in zip(fresh, embedder.embed_documents(fresh), strict=True):
+            known[text] = [round(float(x), 6) for x in vector]
+    for (_, _, payload, _), text in zip(summaries, texts, strict=True):
+        payload["embedding"] = known[text]
+        payload["embedder"] = embedder.name

@@ -37,7 +37,7 @@ def table_rows(markdown: str) -> list[list[str]]:
 
 
 def test_version_and_every_element_has_a_page() -> None:
-    assert VERSION == "pdf/6"
+    assert VERSION == "pdf/7"
     doc = parse("pdflatex-4-pages.pdf")
     assert all(e.page is not None and 1 <= e.page <= 4 for e in doc.elements)
     assert doc.mime_type == "application/pdf"

@@ -53,7 +53,7 @@ from ragwright.parse.pdf.tables import (
 
 __all__ = ["VERSION", "merge_text_layer", "parse_pdf"]
 
-VERSION = "pdf/6"
+VERSION = "pdf/7"
 _log = logging.getLogger(__name__)
 _PDFIUM_LOCK = threading.RLock()
 
@@ -363,13 +363,25 @@ def merge_text_layer(layer: list[Line], recognised: list[Line]) -> list[Line]:
     return out
 
 
+#: Scans are rendered at no less than this many pixels a point (200 dpi) for OCR.
+MIN_RENDER_SCALE = 200 / 72
+
+
+def render_scale(native: float | None, width: float, height: float) -> float:
+    """Pixels a point to render a scanned page at for OCR: the scan's own resolution (*native*, pixels of
+    its image a point; 200 dpi when unknown), never under 200 dpi — a 100–150 dpi scan read at its own
+    resolution loses characters that 200 dpi keeps (``benchmarks/ocr_dpi.py``: 100 dpi CER 0.037 → 0.028,
+    120 dpi 0.009 → 0.007) — and at most 3× and 2000 px on the longest side (rapidocr's limit)."""
+    longest = max(width, height, 1.0)
+    return max(1.0, min(max(native or MIN_RENDER_SCALE, MIN_RENDER_SCALE), 3.0, 2000 / longest))
+
+
 def _ocr_lines(pdf: Any, page: PdfPage, graphics: Graphics | None, engine: _ocr.OcrEngine) -> tuple[list[Line], float]:
-    """Render the page near the scan's own resolution (at most 2000 px a side) and OCR it; a page whose
-    rendering is under :data:`~ragwright.parse.pdf.images.MIN_PIXELS` on a side holds no line OCR reads
-    (a 12-pixel fax image: rapidocr would enlarge it to 736 pixels a side to find nothing)."""
-    native = graphics.image_px if graphics is not None and graphics.image_px > 0 else 200 / 72
-    longest = max(page.width, page.height, 1.0)
-    scale = max(1.0, min(native, 3.0, 2000 / longest))
+    """Render the page at :func:`render_scale` and OCR it; a page whose rendering is under
+    :data:`~ragwright.parse.pdf.images.MIN_PIXELS` on a side holds no line OCR reads (a 12-pixel fax image:
+    rapidocr would enlarge it to 736 pixels a side to find nothing)."""
+    native = graphics.image_px if graphics is not None and graphics.image_px > 0 else None
+    scale = render_scale(native, page.width, page.height)
     if min(page.width, page.height) * scale < MIN_PIXELS:
         return [], 0.0
     handle = pdf[page.number - 1]

@@ -31,7 +31,7 @@ from ragwright.stores.sqlite import SqliteStore
 
 pytestmark = pytest.mark.slow
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "docs-corpus"
+CORPUS = (Path(__file__).resolve().parents[2].parent / "shared" / "docs-corpus").resolve()  # ids are resolved paths
 PUBLIC = (
     "md/wiki.md",
     "html/wiki_duck.html",

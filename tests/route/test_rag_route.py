@@ -132,7 +132,7 @@ def test_graph_routes_without_a_graph_fall_back_to_hybrid_with_the_reason(
 def test_graph_routes_with_a_graph(tmp_path: Path) -> None:
     rag = make(tmp_path)
     local = route_ask(rag, QUESTIONS["graph_local"], identity=ACME)
-    assert local.route == "graph_local" and local.retrieval_path == "hybrid+graph → rrf"
+    assert local.route == "graph_local" and local.retrieval_path == "hybrid+graph → anchored"
     themes = route_ask(rag, QUESTIONS["graph_global"], identity=ACME)
     assert themes.route == "graph_global" and "Main themes" in themes.answer
 

@@ -1,28 +1,16 @@
 """Contextual enrichment with an LLM on re-ingestion (issue 26 item 1): the model's cost is paid for the
 documents that changed and no others, and the ingest report counts exactly the calls made in that run."""
 
-from collections.abc import Sequence
-from typing import Any
-
 from ragwright.models.llms.base import Message
 from ragwright.options import ChunkingOptions
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
 from ragwright.stores.memory import MemoryStore
-from ragwright.testing.doubles import HashingEmbedder, ScriptedChat
+from ragwright.testing.doubles import ScriptedChat
+from tests.chunk.test_enrich import CountingEmbedder
 
 PUMP = b"# Pump manual\n\nThe Zephyr pump moves coolant.\n\n## Maintenance\n\nReplace the seal every spring.\n"
 BOILER = b"# Boiler notes\n\nThe boiler heats water for the plant.\n"
-
-
-class CountingEmbedder(HashingEmbedder):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.texts: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        self.texts.extend(texts)
-        return super().embed_documents(texts)
 
 
 def situate(messages: list[Message]) -> str:

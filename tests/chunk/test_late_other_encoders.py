@@ -25,6 +25,7 @@ from ragwright.model.records import DocumentStatus
 from ragwright.models.embedders import OnnxEmbedder
 from ragwright.options import ChunkingOptions
 from ragwright.stores.sqlite import SqliteStore
+from tests.bert_weights import random_bert
 
 WINDOW = 24  # max_seq_length, special tokens included: 22 tokens of text a window
 HIDDEN = 24
@@ -64,33 +65,8 @@ def _bert_checkpoint(folder: Path) -> Path:
     """A random BERT in the Hugging Face layout, mean pooling (sentence-transformers' 1_Pooling)."""
     st = pytest.importorskip("safetensors.numpy")
     folder.mkdir(parents=True)
-    rng = np.random.default_rng(7)
     h, inter, vocab = HIDDEN, 48, len(_vocabulary())
-
-    def r(*shape: int) -> Any:
-        return (rng.standard_normal(shape) * 0.2).astype(np.float32)
-
-    tensors = {
-        "embeddings.word_embeddings.weight": r(vocab, h),
-        "embeddings.position_embeddings.weight": r(64, h),
-        "embeddings.token_type_embeddings.weight": r(2, h),
-        "embeddings.LayerNorm.weight": 1 + r(h),
-        "embeddings.LayerNorm.bias": r(h),
-    }
-    for i in range(2):
-        p = f"encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            tensors[p + f"attention.self.{name}.weight"] = r(h, h)
-            tensors[p + f"attention.self.{name}.bias"] = r(h)
-        tensors[p + "attention.output.dense.weight"] = r(h, h)
-        tensors[p + "attention.output.dense.bias"] = r(h)
-        tensors[p + "intermediate.dense.weight"] = r(inter, h)
-        tensors[p + "intermediate.dense.bias"] = r(inter)
-        tensors[p + "output.dense.weight"] = r(h, inter)
-        tensors[p + "output.dense.bias"] = r(h)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            tensors[p + ln + ".weight"] = 1 + r(h)
-            tensors[p + ln + ".bias"] = r(h)
+    tensors = random_bert(np.random.default_rng(7), h, inter, vocab, positions=64, scale=0.2)
     st.save_file(tensors, str(folder / "model.safetensors"))
     config = {
         "model_type": "bert",

@@ -16,6 +16,7 @@ from ragwright.graph.communities import build_communities, is_prose, is_referenc
 from ragwright.graph.global_search import coverage, global_search, summary_vectors
 from ragwright.graph.visibility import Visibility
 from ragwright.model.identity import Identity
+from ragwright.model.results import RagResponse
 from ragwright.rag import Rag
 from ragwright.sources import BytesSource
 from ragwright.stores.sqlite import SqliteStore
@@ -56,6 +57,14 @@ def _rag(path: Path) -> Rag:
     return Rag(
         SqliteStore(str(path / "s.db")), HashingEmbedder(max_tokens=64), graph=GraphOptions(merge_similarity=None)
     )
+
+
+def _global_answer(path: Path, name: str, text: bytes, question: str) -> RagResponse:
+    """Global search's answer to *question* over one document."""
+    rag = _rag(path)
+    rag.ingest(BytesSource({name: text}), tenant="acme")
+    assert rag.graph is not None
+    return rag.graph.ask(question, mode="global", identity=ACME)
 
 
 @pytest.mark.parametrize("line", REFERENCES)
@@ -141,12 +150,8 @@ def test_coverage_grows_with_documents_and_chunks_and_prefers_prose() -> None:
 
 
 def test_a_quoted_sentence_ends_before_its_reference_markers(tmp_path: Path) -> None:
-    rag = _rag(tmp_path)
     text = b"# Arms\n\nThe Latvian Duck appears on the coat of arms of Lubana and the arms of Foglo in Aland.[50][51]\n"
-    rag.ingest(BytesSource({"arms.md": text}), tenant="acme")
-    graph = rag.graph
-    assert graph is not None
-    response = graph.ask("Which coats of arms show a duck?", mode="global", identity=ACME)
+    response = _global_answer(tmp_path, "arms.md", text, "Which coats of arms show a duck?")
     assert response.citations and all(c.quote.endswith("in Aland.") for c in response.citations), response.answer
     assert "in Aland. [Source 1]" in response.answer
 
@@ -213,12 +218,8 @@ def test_summaries_written_with_their_embedding_are_not_embedded_again(tmp_path:
 
 
 def test_a_citation_quotes_the_chunks_own_text_not_its_collapsed_sentence(tmp_path: Path) -> None:
-    rag = _rag(tmp_path)
     text = b"# Ducks\n\nThe Mallard Duck feeds on Lake Geneva\nin the winter months  and nests by the shore.\n"
-    rag.ingest(BytesSource({"ducks.md": text}), tenant="acme")
-    graph = rag.graph
-    assert graph is not None
-    response = graph.ask("Where does the duck feed?", mode="global", identity=ACME)
+    response = _global_answer(tmp_path, "ducks.md", text, "Where does the duck feed?")
     by_number = {i + 1: s.chunk for i, s in enumerate(response.sources)}
     assert response.citations
     for citation in response.citations:

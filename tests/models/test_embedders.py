@@ -22,6 +22,7 @@ from ragwright.models.embedders import (
     default_embedder,
     load_embedder,
 )
+from tests.bert_weights import random_bert
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -127,33 +128,8 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer BERT (hidden 32) in Hugging Face layout, using MiniLM's tokenizer."""
     st = pytest.importorskip("safetensors.numpy")
     folder = tmp_path_factory.mktemp("tiny-bert")
-    rng = np.random.default_rng(0)
     h, inter, vocab = 32, 64, 30522
-
-    def r(*shape: int) -> Any:
-        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
-
-    tensors = {
-        "embeddings.word_embeddings.weight": r(vocab, h),
-        "embeddings.position_embeddings.weight": r(512, h),
-        "embeddings.token_type_embeddings.weight": r(2, h),
-        "embeddings.LayerNorm.weight": 1 + r(h),
-        "embeddings.LayerNorm.bias": r(h),
-    }
-    for i in range(2):
-        p = f"encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            tensors[p + f"attention.self.{name}.weight"] = r(h, h)
-            tensors[p + f"attention.self.{name}.bias"] = r(h)
-        tensors[p + "attention.output.dense.weight"] = r(h, h)
-        tensors[p + "attention.output.dense.bias"] = r(h)
-        tensors[p + "intermediate.dense.weight"] = r(inter, h)
-        tensors[p + "intermediate.dense.bias"] = r(inter)
-        tensors[p + "output.dense.weight"] = r(h, inter)
-        tensors[p + "output.dense.bias"] = r(h)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            tensors[p + ln + ".weight"] = 1 + r(h)
-            tensors[p + ln + ".bias"] = r(h)
+    tensors = random_bert(np.random.default_rng(0), h, inter, vocab, positions=512, scale=0.1)
     st.save_file({f"bert.{k}": v for k, v in tensors.items()}, str(folder / "model.safetensors"))
     cfg = {
         "model_type": "bert",

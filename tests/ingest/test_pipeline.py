@@ -317,7 +317,8 @@ def test_a_new_chunker_reuses_staged_and_parsed_documents(tmp_path: Path, hashin
 
 class _Interrupting(BytesSource):
     """Yields its documents; when it reaches the *at*-th it calls *interrupt* first (Ctrl-C mid-run) and
-    gives the signal a moment to arrive (as a person's Ctrl-C would, between two documents)."""
+    gives the signal a moment to arrive before each later document (as a person's Ctrl-C would, between
+    two documents; a loaded machine can take more than one moment to deliver it)."""
 
     def __init__(self, documents: dict[str, bytes], at: int, interrupt: object, root: str | None = None) -> None:
         super().__init__(documents, root=root)
@@ -327,6 +328,7 @@ class _Interrupting(BytesSource):
         for n, item in enumerate(super().items(), start=1):
             if n == self.at:
                 self.interrupt()  # type: ignore[operator]
+            if n >= self.at:
                 time.sleep(0.5)
             yield item
 

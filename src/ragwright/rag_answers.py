@@ -189,7 +189,7 @@ class RagAnswers:
                 results = list((await self.strategies.run(request)).results)
                 sources = answer_sources(results, retrieval.top_k)
                 if len(sources) < len(results):  # contents pages took places: look further down the ranking
-                    deeper = replace(retrieval, top_k=retrieval.top_k * NAVIGATION_DEPTH)
+                    deeper = replace(retrieval, top_k=retrieval.top_k * CONTENTS_DEPTH)
                     again = RetrievalRequest.of(question, deeper, who, history=opts.conversation_history)
                     sources = answer_sources((await self.strategies.run(again)).results, retrieval.top_k)
                 results = sources or results
@@ -223,7 +223,7 @@ class RagAnswers:
 
 
 #: When table-of-contents sources took places among an answer's top_k, it looks this many times deeper.
-NAVIGATION_DEPTH = 3
+CONTENTS_DEPTH = 3
 
 
 def answer_sources(results: Sequence[SearchResult], top_k: int) -> list[SearchResult]:

@@ -48,6 +48,8 @@ _PUBLISHER: Final = re.compile(
 #: Reference markers ending a sentence ("… (Åland).[51]"): left out of the quote (still the chunk's own
 #: text, a prefix of the span), so a ``[Source N]`` follows the sentence's words.
 _TRAILING_MARKERS: Final = re.compile(r"(?:\s*\[(?:\d{1,4}|[a-z]|note \d+|citation needed)\])+\s*$", re.IGNORECASE)
+#: Summaries as written: (level, community, payload, chunk ids).
+_Summaries = list[tuple[int, int, dict[str, Any], Sequence[str]]]
 _WORDS: Final = re.compile(r"[^\W\d_][\w'’-]*")
 _ENDS: Final = (".", "!", "?", "。")
 
@@ -227,9 +229,6 @@ def _summary(
         "prose": found[0][0],
     }
     return payload, cited
-
-
-_Summaries = list[tuple[int, int, dict[str, Any], Sequence[str]]]
 
 
 def _embed(tables: GraphTables, tenant: str, summaries: _Summaries, embedder: Embedder) -> None:

@@ -130,7 +130,7 @@ def build_communities(
         surfaces[resolver.canonical(str(key))][(str(surface), str(chunk_id))] += 1
     access = {str(r[0]): r for r in mention_rows}  # chunk ids known to the graph
     members: list[tuple[int, int, str]] = []
-    summaries: list[tuple[int, int, dict[str, Any], Sequence[str]]] = []
+    summaries: _Summaries = []
     texts = _chunk_texts(tables, store, tenant, {c for ev in edges.values() for c, *_ in ev} | set(access))
     for level, partition in enumerate(kept):
         for number, community in enumerate(sorted(partition, key=lambda c: (-len(c), min(c)))):

@@ -50,12 +50,41 @@ def _runner() -> asyncio.Runner:
     return runner
 
 
+#: How often the event loop of a sync call wakes while it waits (seconds); see :func:`_wake_regularly`.
+WAKE_INTERVAL = 0.2
+
+
+def _wake_regularly(loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    """Wake *loop* every :data:`WAKE_INTERVAL` until the returned function is called.
+
+    Python runs a signal's handler (Ctrl-C) in the main thread, the next time that thread executes
+    bytecode. The kernel may hand a process's SIGINT to another thread: the thread that sent it
+    (``os.kill`` from a worker) may take it itself on its way back from the call, or the main thread
+    blocks SIGINT (a native library left it so). The main thread's ``epoll_wait`` is then restarted
+    without returning, and a loop waiting on one long ``to_thread`` call (an ingestion run) saw the
+    Ctrl-C only when the call ended — with every document written. A wake-up a few times a second
+    bounds that delay (and costs nothing a short call can see).
+    """
+    pending: list[asyncio.TimerHandle] = []
+
+    def tick() -> None:
+        pending[:] = [loop.call_later(WAKE_INTERVAL, tick)]
+
+    tick()
+    return lambda: pending[0].cancel()
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run *coro* to completion; works inside a running event loop too (on a helper thread)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _runner().run(coro)
+        runner = _runner()
+        stop_waking = _wake_regularly(runner.get_loop())
+        try:
+            return runner.run(coro)
+        finally:
+            stop_waking()
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -66,7 +95,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     thread = threading.Thread(target=target, name="ragwright-sync")
     thread.start()
-    thread.join()
+    while thread.is_alive():  # in slices, so that a Ctrl-C another thread took is still seen (see above)
+        thread.join(WAKE_INTERVAL)
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]

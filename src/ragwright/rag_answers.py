@@ -19,6 +19,7 @@ from ragwright import rag_telemetry, telemetry
 from ragwright._sync import run_sync, to_thread
 from ragwright.errors import ConfigError
 from ragwright.generate import AnswerStream, AsyncAnswerStream, ExtractiveAnswerer, LlmAnswerer
+from ragwright.generate.acronyms import defines_asked, search_text
 from ragwright.model.identity import Identity
 from ragwright.model.results import RagResponse, SearchResult
 from ragwright.options import (
@@ -183,15 +184,28 @@ class RagAnswers:
         span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
         # the history feeds query condensing; the trace records what the transforms did
         who = identity or self.identity
-        request = RetrievalRequest.of(question, retrieval, who, history=opts.conversation_history, trace=trace)
+        query = search_text(question)  # an expansion question is searched without its frame words
+        request = RetrievalRequest.of(query, retrieval, who, history=opts.conversation_history, trace=trace)
         try:
             with telemetry.current(span):  # the retrievals are the answer's child spans
                 results = list((await self.strategies.run(request)).results)
                 sources = answer_sources(results, retrieval.top_k)
                 if len(sources) < len(results):  # contents pages took places: look further down the ranking
                     deeper = replace(retrieval, top_k=retrieval.top_k * CONTENTS_DEPTH)
-                    again = RetrievalRequest.of(question, deeper, who, history=opts.conversation_history)
+                    again = RetrievalRequest.of(query, deeper, who, history=opts.conversation_history)
                     sources = answer_sources((await self.strategies.run(again)).results, retrieval.top_k)
+                if query != question and not any(defines_asked(question, r.chunk.text) for r in sources):
+                    # "What does RCAC stand for?": the line that spells it out is in a long chunk that ranks
+                    # below short ones repeating "RCAC"; look deeper for it once, and put it first
+                    deeper = replace(retrieval, top_k=DEFINITION_DEPTH)
+                    again = RetrievalRequest.of(query, deeper, who, history=opts.conversation_history)
+                    found = [
+                        r for r in (await self.strategies.run(again)).results if defines_asked(question, r.chunk.text)
+                    ]
+                    if found:
+                        sources = [found[0], *(r for r in sources if r.chunk.id != found[0].chunk.id)][
+                            : retrieval.top_k
+                        ]
                 results = sources or results
         except BaseException as exc:
             rag_telemetry.failed(span, "ask", exc)
@@ -224,6 +238,8 @@ class RagAnswers:
 
 #: When table-of-contents sources took places among an answer's top_k, it looks this many times deeper.
 CONTENTS_DEPTH = 3
+#: How deep an expansion question looks for a chunk that spells its acronym out when no source does.
+DEFINITION_DEPTH = 50
 
 
 def answer_sources(results: Sequence[SearchResult], top_k: int) -> list[SearchResult]:

@@ -46,3 +46,38 @@ def test_a_header_label_that_clips_a_question_word_covers_it() -> None:
     # two letters are too few; a label as long as the word is no clipping; stop words never count
     assert abbreviation_stems("Which encoder?", "en; encoder") == frozenset()
     assert abbreviation_stems("Is the theory right?", "the") == frozenset()
+
+
+def test_a_definition_is_the_expansion_written_beside_the_acronym() -> None:
+    from ragwright.generate.acronyms import definitions
+
+    spelt = [["Row", "Column", "Access", "Control"]]
+    assert definitions("RCAC", "the DB2 feature Row and Column Access Control (RCAC) in detail") == spelt
+    assert definitions("RCAC", "RCAC (Row and Column Access Control) applies to tables") == spelt
+    assert definitions("RCAC", "RCAC stands for Row and Column Access Control.") == spelt
+    # a parenthesis of capitalised words may stand between the expansion and the acronym
+    board = [["Public", "Company", "Accounting", "Oversight", "Board"]]
+    assert (
+        definitions("PCAOB", "registered with the Public Company Accounting Oversight Board (United States) (PCAOB)")
+        == board
+    )
+    # words that merely share the initials somewhere define nothing (expansions() would take them)
+    assert expansions("CPU", "a criminal punishment upon them; the CPU is fast") == [["criminal", "punishment", "upon"]]
+    assert definitions("CPU", "a criminal punishment upon them; the CPU is fast") == []
+    assert definitions("RCAC", "Row and Column Access Control is set up before RCAC is used") == []
+    # names in other languages skip their particles
+    assert definitions("FIS", "the Front Islamique de Salut (FIS) was formed in 1989") == [
+        ["Front", "Islamique", "Salut"]
+    ]
+
+
+def test_an_expansion_question_is_searched_by_its_acronym_and_words() -> None:
+    from ragwright.generate.acronyms import defines_asked, search_text
+
+    assert search_text("What does ICT stand for?") == "ICT"
+    assert search_text("What does DIA stand for in the LayoutParser paper?") == "DIA LayoutParser paper"
+    assert search_text("What is the full name of an IED?") == "IED"
+    assert search_text("Who founded IBM?") == "Who founded IBM?"  # any other question is searched as asked
+    assert defines_asked("What does RCAC stand for?", "Row and Column Access Control (RCAC)")
+    assert not defines_asked("What does RCAC stand for?", "RCAC must be activated")
+    assert not defines_asked("When was RCAC added?", "Row and Column Access Control (RCAC)")

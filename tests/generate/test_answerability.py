@@ -143,3 +143,31 @@ def test_perturbation_features_fire_on_the_unit() -> None:
     )
     assert swapped["antonym_swap"] == 1.0 and plain["antonym_swap"] == 0.0
     assert negated["neg_added"] == 1.0 and plain["neg_added"] == 0.0
+
+
+def test_an_expansion_question_is_settled_by_the_line_that_spells_its_acronym_out() -> None:
+    """The model was trained on SQuAD, which has no line spelling out an asked acronym: the rule decides —
+    the line answers whatever the probability; no run of words with the acronym's initials declines."""
+    question = "What does RCAC stand for?"
+    defined = [result("a", "The feature Row and Column Access Control (RCAC) limits what each user can see.")]
+    verdict = judge(gather(analyze(question), defined, HashingEmbedder()), defined, threshold=0.999)
+    assert verdict.probability < 0.999 and verdict.conclusive == "expansion_defined" and verdict.answerable
+    # the acronym in the next line still counts when the unit holds the words
+    split = [
+        result(
+            "b", "In 2021 the act of the legislature established the Row and Column Access Control\n\n(RCAC) within it."
+        )
+    ]
+    assert judge(gather(analyze(question), split, HashingEmbedder()), split).conclusive == "expansion_defined"
+    used = [result("c", "RCAC must be activated before the masks apply. Activate RCAC on every table.")]
+    verdict = judge(gather(analyze(question), used, HashingEmbedder()), used, threshold=0.001)
+    assert verdict.conclusive == "expansion_missing" and not verdict.answerable
+    assert verdict.decline_reason == "answerability_answer_type"
+    # words with the initials that do not define it leave the verdict to the model, in a unit or not
+    loose = [result("d", "Review Columns, Access Checks: then turn RCAC on.")]
+    assert judge(gather(analyze(question), loose, HashingEmbedder()), loose).conclusive is None
+    heading = [result("f", "# Row and Column Access Control\n\nRCAC must be activated before the masks apply.")]
+    assert judge(gather(analyze(question), heading, HashingEmbedder()), heading).conclusive is None
+    # any other question is the model's
+    other = [result("e", "RCAC must be activated before the masks apply.")]
+    assert judge(gather(analyze("When must RCAC be activated?"), other, HashingEmbedder()), other).conclusive is None

@@ -51,6 +51,8 @@ def test_title_and_navigation_rules() -> None:
     assert not is_title_like("Tuesday, January 13, 2009")  # a date line is content
     assert not is_title_like("The cafeteria opens at nine.")
     assert is_navigation("For duck as a food, see .") and is_navigation("Main article: Mallard")
+    assert is_navigation("For the recipes, see.") and is_navigation("See:")
+    assert not is_navigation("The feature limits what each user can see.")  # a sentence, not a lost link
 
 
 def test_table_rows_answer_with_their_header_even_over_two_header_rows() -> None:

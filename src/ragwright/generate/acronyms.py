@@ -18,10 +18,15 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ragwright.generate.question import stem, stop_words, words
+from ragwright.generate.question import EXPANSION_FRAME, answer_type, content_words, stem, stop_words, words
 
 _ACRONYM: Final = re.compile(r"^([A-Z]{2,8})s?$")
-_SKIPPED: Final = frozenset(["and", "of", "the", "for", "in", "on", "to", "a", "an"])
+#: Small words an acronym leaves out inside its run (English, and the particles of French, Spanish, Italian,
+#: Portuguese, Dutch and German names: "Front Islamique de Salut (FIS)").
+_ENGLISH_SKIPPED: Final = ("and", "of", "the", "for", "in", "on", "to", "a", "an")
+_SKIPPED: Final = frozenset(
+    (*_ENGLISH_SKIPPED, "de", "du", "des", "la", "le", "del", "di", "da", "y", "et", "van", "von", "der")
+)
 
 
 def acronyms_in(text: str) -> set[str]:
@@ -60,6 +65,37 @@ def expansions(acronym: str, text: str) -> list[list[str]]:
     return out
 
 
+#: Capitalised words that may stand between an expansion and the acronym after it ("(United States)").
+GAP: Final = 3
+#: Words that may sit between an acronym and the expansion after it ("RCAC stands for Row and …").
+_DEFINING: Final = frozenset(["stands", "stand", "for", "is", "short", "means", "meaning", "or", "i.e.", "aka"])
+
+
+def definitions(acronym: str, text: str) -> list[list[str]]:
+    """The expansions that *text* gives *acronym* beside it — "Row and Column Access Control (RCAC)",
+    "RCAC (Row and Column Access Control)", "RCAC stands for …": a run whose initials spell the acronym
+    ending where the acronym is written (or up to :data:`GAP` capitalised words before it), or starting right after it
+    (a few linking words allowed).
+    Unlike :func:`expansions`, a run of words elsewhere that happens to share the initials is not one."""
+    tokens = words(text)
+    runs: list[tuple[int, int]] = []
+    for k, token in enumerate(tokens):
+        m = _ACRONYM.match(token)
+        if m is None or m.group(1) != acronym:
+            continue
+        for start in range(max(0, k - 4 * len(acronym) - GAP), k):  # "… Oversight Board (United States) (PCAOB)"
+            end = _spelled(acronym, tokens, start)
+            if end is not None and k - GAP <= end <= k and all(t[:1].isupper() for t in tokens[end:k]):
+                runs.append((start, end))
+        start = k + 1
+        while start < len(tokens) and start - k <= 3 and tokens[start].casefold() in _DEFINING:
+            start += 1
+        end = _spelled(acronym, tokens, start)
+        if end is not None:
+            runs.append((start, end))
+    return [[t for t in tokens[start:end] if t.casefold() not in _SKIPPED] for start, end in runs]
+
+
 def acronym_stems(question: str, unit: str) -> frozenset[str]:
     """Stems the unit matches through an acronym: the question words a unit's acronym stands for, and the
     question's acronym when the unit spells it out."""
@@ -86,3 +122,20 @@ def abbreviation_stems(question: str, labels: str) -> frozenset[str]:
             continue
         found |= {stem(w) for w in asked if len(w) > len(short) and w.casefold().startswith(short)}
     return frozenset(found)
+
+
+def search_text(question: str) -> str:
+    """The text to retrieve *question*'s sources with: an expansion question's content words, without its
+    frame ("What does ICT stand for?" → "ICT"; "What does DIA stand for in the LayoutParser paper?" →
+    "DIA LayoutParser paper"). The frame's and the question's own words ("stand", "name", "does") are
+    everywhere and outrank the rare acronym in keyword search, while the line that answers never repeats
+    them. Any other question is searched as asked."""
+    text = " ".join(question.split())
+    if answer_type(text) != "expansion":
+        return question
+    return " ".join(content_words(EXPANSION_FRAME.sub(" ", text))) or question
+
+
+def defines_asked(question: str, text: str) -> bool:
+    """Whether *text* spells out, beside it, an acronym that expansion *question* asks about."""
+    return answer_type(question) == "expansion" and any(definitions(a, text) for a in acronyms_in(question))

@@ -32,6 +32,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.errors import ConfigError
+from ragwright.generate.acronyms import acronyms_in, definitions, expansions
 from ragwright.generate.question import (
     ANSWER_TYPES,
     all_stems,
@@ -237,6 +238,11 @@ class LogisticModel:
         return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
 
 
+#: The :attr:`Verdict.conclusive` rules that answer; the others decline, named by their signal.
+ANSWERING_RULES: Final = frozenset({"expansion_defined"})
+RULE_SIGNALS: Final[Mapping[str, str]] = {"expansion_defined": "answer_type", "expansion_missing": "answer_type"}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The answerability model's reading of one question and its evidence."""
@@ -245,13 +251,25 @@ class Verdict:
     threshold: float
     signal: str | None
     features: Mapping[str, float]
+    #: The rule that settles the verdict whatever the probability (``None``: none applies), for an
+    #: expansion question ("What does RCAC stand for?"), whose answer can only be the acronym spelt out:
+    #: ``"expansion_defined"`` (answers) — the best unit spells the asked acronym out beside it
+    #: ("Row and Column Access Control (RCAC)"); ``"expansion_missing"`` (declines, as an answer-type
+    #: miss) — no source has a run of words with the acronym's initials. SQuAD, the model's training data,
+    #: holds five expansion questions and no such line, so the model cannot have learnt either (the line's
+    #: similarity to the question is low: the embedder does not know what the acronym stands for).
+    conclusive: str | None = None
 
     @property
     def answerable(self) -> bool:
+        if self.conclusive is not None:
+            return self.conclusive in ANSWERING_RULES
         return self.probability >= self.threshold
 
     @property
     def decline_reason(self) -> str:
+        if self.conclusive is not None:
+            return f"answerability_{RULE_SIGNALS[self.conclusive]}"
         return f"answerability_{self.signal or 'similarity'}"
 
 
@@ -416,4 +434,23 @@ def judge(
         if group is not None:
             groups[group] = groups.get(group, 0.0) + value
     signal = min(groups, key=lambda g: groups[g]) if groups else None
-    return Verdict(p, m.threshold if threshold is None else threshold, signal, x)
+    return Verdict(p, m.threshold if threshold is None else threshold, signal, x, _conclusive(ev, results))
+
+
+def _conclusive(ev: Evidence, results: Sequence[SearchResult]) -> str | None:
+    """The rule that settles the verdict without the model, if any (see :attr:`Verdict.conclusive`)."""
+    best = ev.best
+    asked = acronyms_in(ev.question.text)
+    if best is None or ev.question.answer_type != "expansion" or not asked:
+        return None
+    unit = ev.units[best]
+    held = {w.casefold() for w in words(f"{unit.context} {unit.text}" if unit.kind == "row" else unit.text)}
+    # read in the source's text: the acronym may sit in the next line ("… the Office of the National Cyber
+    # Director" / "(ONCD) within …"); the unit quoted must hold the words it stands for
+    source = results[unit.source - 1].chunk.text if 0 < unit.source <= len(results) else unit.text
+    for acronym in asked:
+        if any(all(w.casefold() in held for w in run) for run in definitions(acronym, source)):
+            return "expansion_defined"
+    if not any(expansions(acronym, r.chunk.text) for r in results for acronym in asked):
+        return "expansion_missing"  # read in the sources' whole text: a line the units leave out counts too
+    return None

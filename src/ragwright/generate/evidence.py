@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from ragwright.generate.acronyms import abbreviation_stems, acronym_stems, acronyms_in, expansions
+from ragwright.generate.acronyms import abbreviation_stems, acronym_stems, acronyms_in, definitions, expansions
 from ragwright.generate.lines import (
     MAX_UNITS_PER_SOURCE,
     MIN_WORDS,
@@ -259,9 +259,12 @@ def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
 
 def _spelled_out(ev: Evidence) -> int | None:
     """For "What does RCAC stand for?": the best-scoring unit that spells out the asked acronym ("Row and
-    Column Access Control (RCAC)"), when the best-scoring unit does not — that line is the answer."""
+    Column Access Control (RCAC)"), when the best-scoring unit does not — that line is the answer. A unit
+    that writes the expansion beside the acronym (:func:`definitions`) comes before one whose words merely
+    share its initials somewhere."""
     asked = acronyms_in(ev.question.text)
-    spells = [j for j in ev.order if any(expansions(a, ev.units[j].text) for a in asked)]
+    defining = [j for j in ev.order if any(definitions(a, ev.units[j].text) for a in asked)]
+    spells = defining or [j for j in ev.order if any(expansions(a, ev.units[j].text) for a in asked)]
     return spells[0] if spells and spells[0] != ev.order[0] else None
 
 

@@ -41,7 +41,8 @@ _ABBREVIATION_END: Final = re.compile(
     r"Lt|Col|Capt|Sgt|Rev|Hon|Vol|pp|ca|approx|e\.g|i\.e|U\.S|Ph\.D)\.$"
 )
 _LEAD_IN: Final = re.compile(r"[^\s:]:$")
-_EMPTY_SEE: Final = re.compile(r"\bsee\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
+#: A "see" whose link was lost: "For duck as a food, see ." / "See:" — not a sentence that ends in "… can see."
+_EMPTY_SEE: Final = re.compile(r"(?:^|[,;(]\s*)see\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
 _LEADERS: Final = re.compile(r"(?:\.\s){5,}|\.{5,}")
 #: A rule drawn with spaced dashes or underscores ("- - - - - x"), decoration between the lines of a caption.
 _DASH_RULE: Final = re.compile(r"(?:(?<=\s)|^)(?:[-–—_=]\s+){3,}[-–—_=](?=\s|$)")

@@ -143,7 +143,7 @@ class LlmAnswerer:
             probability = verdict.probability
             ledger.add_time("answerability_s", time.perf_counter() - start)
             pair = self.pair_gate or options.pair_gate
-            if ev.best is not None and pair and options.answerability_threshold is None:
+            if ev.best is not None and pair and options.answerability_threshold is None and verdict.conclusive is None:
                 start = time.perf_counter()
                 stacked = self._pair_verdict(ev, verdict)
                 ledger.add_time("answerability_pair_s", time.perf_counter() - start)

@@ -84,11 +84,12 @@ _QUALIFIER_WORDS: Final = (
 )
 QUALIFIERS: Final = frozenset(_QUALIFIER_WORDS.split())
 
+#: The words that make a question ask what an acronym stands for (they are not what the answer says).
+EXPANSION_FRAME: Final = re.compile(
+    r"\bstands? for\b|\bshort for\b|\bacronym\b|\babbreviation\b|\bwhat is the full name\b", re.I
+)
 _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
-    (
-        re.compile(r"\bstands? for\b|\bshort for\b|\bacronym\b|\babbreviation\b|\bwhat is the full name\b", re.I),
-        "expansion",
-    ),
+    (EXPANSION_FRAME, "expansion"),
     (re.compile(r"\bwhat time\b|\bat what hour\b", re.I), "time"),
     (
         re.compile(
@@ -292,16 +293,19 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def content_words(text: str) -> list[str]:
+    """*text*'s content words as written, in order (stop words and question scaffolding dropped)."""
+    stop = stop_words()
+    return [
+        w
+        for w in words(text)
+        if (low := w.casefold()) not in stop and low not in _SCAFFOLD and (len(low) > 1 or low.isdigit())
+    ]
+
+
 def content_stems(text: str) -> list[str]:
     """The stems of *text*'s content words, in order (stop words and question scaffolding dropped)."""
-    stop = stop_words()
-    out = []
-    for w in words(text):
-        low = w.casefold()
-        if low in stop or low in _SCAFFOLD or (len(low) < 2 and not low.isdigit()):
-            continue
-        out.append(stem(low))
-    return out
+    return [stem(w.casefold()) for w in content_words(text)]
 
 
 def answer_type(question: str) -> AnswerType:
@@ -331,7 +335,7 @@ def analyze(question: str) -> Question:
     text = " ".join(question.split())
     kind = answer_type(text)
     # an expansion question's frame ("stand for", "acronym", "full name") asks; it is not what the answer says
-    framed = _TYPE_RULES[0][0].sub(" ", text) if kind == "expansion" else text
+    framed = EXPANSION_FRAME.sub(" ", text) if kind == "expansion" else text
     terms = tuple(dict.fromkeys(content_stems(framed)))
     numbers = tuple(dict.fromkeys(w for w in words(text) if _NUMERAL.match(w)))
     qualifiers = tuple(dict.fromkeys(w.casefold() for w in words(text) if w.casefold() in QUALIFIERS))

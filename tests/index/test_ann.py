@@ -113,7 +113,10 @@ def test_min_score_is_a_floor(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -
 
 def test_incremental_updates_equal_a_rebuild(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
     keys, matrix, queries = data
-    index = graph_index(keys[:2000], matrix[:2000])
+    # one thread: usearch's multi-threaded inserts make the graph depend on scheduling, and then about one
+    # stored vector in 300-1000 (24-d; 1 in ~3,700 at 384-d) misses itself as top-1 after the update — a
+    # flake of the exact checks below on a loaded CI machine. With one thread the graph is reproducible.
+    index = graph_index(keys[:2000], matrix[:2000], threads=1)
     # remove 300, add 1000 more, and replace 50 rows under reused keys (a new tag)
     tags = np.zeros(len(keys), dtype=np.uint32)
     changed = matrix.copy()
@@ -122,7 +125,7 @@ def test_incremental_updates_equal_a_rebuild(data: tuple[np.ndarray, np.ndarray,
     keep = np.ones(len(keys), dtype=bool)
     keep[500:800] = False
     index.sync(keys[keep], changed[keep], tags[keep])
-    rebuilt = graph_index(keys[keep], changed[keep])
+    rebuilt = graph_index(keys[keep], changed[keep], threads=1)
     assert index.graph_size == rebuilt.graph_size == int(keep.sum())
     assert np.array_equal(index._ann_keys, keys[keep])
     live = changed[keep]

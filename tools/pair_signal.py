@@ -39,7 +39,7 @@ import squad_data
 from train_answerability import balanced_accuracy, best_threshold, model_from, predict
 
 from ragwright.eval.stats import balanced_accuracy_ci, paired_bootstrap
-from ragwright.generate.answerability import answer_model, judge
+from ragwright.generate.answerability import LogisticModel, answer_model, judge
 from ragwright.generate.evidence import EmbeddingCache, gather
 from ragwright.generate.pair import PAIR_FEATURES, logit, passage, prompt
 from ragwright.generate.question import analyze
@@ -195,9 +195,28 @@ def main() -> None:
         squad = ~kinds
         oof_bacc = balanced_accuracy(y[squad], oof_p[squad], threshold)
         pair_t, _ = best_threshold(y, 1 / (1 + np.exp(-x[:, 1])), kinds)
+        lex_train = np.array([r["lex_p"] for r in rows_m])  # out-of-fold already (oof.json)
+        pair_train = 1 / (1 + np.exp(-x[:, 1]))  # its threshold is the one fitted parameter
+        train_figures = {
+            "lexical": balanced_accuracy(y[squad], lex_train[squad], lex_t),
+            "pair alone": balanced_accuracy(y[squad], pair_train[squad], pair_t),
+            "stacked (out-of-fold)": balanced_accuracy(y[squad], oof_p[squad], threshold),
+        }
+        # the gate shipped for this model is chosen here, on the training sample: the stacked model, or the
+        # chat model's P(yes) alone where that reads the pairs better (a larger model: the lexical logit
+        # then only adds the SQuAD-specific noise of its features)
+        alone = train_figures["pair alone"] > train_figures["stacked (out-of-fold)"]
+        print(
+            f"training sample, SQuAD questions ({int(squad.sum())}): balanced decline accuracy "
+            + ", ".join(f"{k} {v:.3f}" for k, v in train_figures.items())
+            + f"; shipped: {'pair alone' if alone else 'stacked'}",
+            flush=True,
+        )
         meta = {
             "chat_model": llm.name,
             "train_questions": len(rows_m),
+            "variant": "pair alone" if alone else "stacked",
+            "train_balanced_accuracy_squad": {k: round(v, 4) for k, v in train_figures.items()},
             "oof_balanced_accuracy_squad": round(oof_bacc, 4),
             "oof_three_way": round(three, 4),
             "prompt": "ragwright.generate.pair.PAIR_USER over the best unit and its neighbours",
@@ -205,14 +224,21 @@ def main() -> None:
         signs = {"lex_logit": 1, "pair_logit": 1}
         stacked = model_from(PAIR_FEATURES, x, y, 1.0, threshold, meta, signs)
         ph = predict(stacked, xh[:, [PAIR_FEATURES.index(f) for f in stacked.features]])
+        pair_h = 1 / (1 + np.exp(-xh[:, 1]))
+        # P(yes) alone as a model over pair_logit: sigmoid(pair_logit) = P(yes), cut at its own threshold
+        chosen = (
+            LogisticModel(("pair_logit",), (0.0,), (1.0,), (1.0,), 0.0, threshold=pair_t, meta=meta)
+            if alone
+            else stacked
+        )
+        chosen_ok = ((pair_h >= pair_t) if alone else (ph >= threshold)) == (yh == 1)
         # paired: each question's correctness weighted so the mean is the balanced accuracy
         n_pos, n_neg = int((yh == 1).sum()), int((yh == 0).sum())
         weight = np.where(yh == 1, len(yh) / (2 * max(n_pos, 1)), len(yh) / (2 * max(n_neg, 1)))
         lex_ok = (np.array([r["lex_p"] for r in held_m]) >= lex_t) == (yh == 1)
-        stack_ok = (ph >= threshold) == (yh == 1)
         diff = paired_bootstrap(
             {r["id"]: float(w * ok) for r, w, ok in zip(held_m, weight, lex_ok, strict=True)},
-            {r["id"]: float(w * ok) for r, w, ok in zip(held_m, weight, stack_ok, strict=True)},
+            {r["id"]: float(w * ok) for r, w, ok in zip(held_m, weight, chosen_ok, strict=True)},
         )
         seconds = cost(llm, held_m, args.cost_n)
         print(
@@ -221,18 +247,18 @@ def main() -> None:
         )
         print(f"held-out sample ({len(held_m)} questions, half unanswerable): balanced decline accuracy, 95% CI")
         print(report("lexical gate (shipped)", yh, np.array([r["lex_p"] for r in held_m]) >= lex_t))
-        print(report("pair P(yes) alone", yh, 1 / (1 + np.exp(-xh[:, 1])) >= pair_t))
+        print(report("pair P(yes) alone", yh, pair_h >= pair_t))
         print(report("stacked (lexical + pair)", yh, ph >= threshold))
         iv = diff.difference
         print(
-            f"  stacked - lexical (paired): {iv.mean:+.3f} [{iv.low:+.3f}, {iv.high:+.3f}], "
-            f"{diff.wins} questions better, {diff.losses} worse"
+            f"  {'pair alone' if alone else 'stacked'} (shipped) - lexical (paired): {iv.mean:+.3f} "
+            f"[{iv.low:+.3f}, {iv.high:+.3f}], {diff.wins} questions better, {diff.losses} worse"
         )
         print(
             f"  pair cost per question (nothing reused): median {statistics.median(seconds) * 1000:.0f} ms, "
             f"max {max(seconds) * 1000:.0f} ms"
         )
-        shipped[llm.name] = stacked.to_dict()
+        shipped[llm.name] = chosen.to_dict()
     if args.write:
         OUT.write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {OUT}")

@@ -119,3 +119,18 @@ def test_the_pair_gate_is_an_ask_option_too(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ConfigError, match="pair_gate"):
         RagOptions(pair_gate="yes")  # type: ignore[arg-type]
     assert any(s.name == "pair_gate" for s in SWITCHES)  # ragwright ask --pair-gate, [answers] pair_gate
+
+
+def test_a_pair_alone_model_lets_the_chat_models_reading_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B model's weights are its P(yes) alone (it read the training pairs better than the stack):
+    a model over ``pair_logit`` only, cut at its own threshold, whatever the lexical probability."""
+    from ragwright.generate.pair import load_pair_models
+
+    alone = LogisticModel(("pair_logit",), (0.0,), (1.0,), (1.0,), 0.0, threshold=0.59)
+    declined = answer_with(YesNoChat(0.55, default="In 1911 [Source 1]."), monkeypatch, alone)
+    assert declined.declined and declined.decline_reason == "answerability_pair"
+    assert declined.answerability == pytest.approx(0.55)
+    assert not answer_with(YesNoChat(0.65, default="In 1911 [Source 1]."), monkeypatch, alone).declined
+    shipped = load_pair_models()
+    variants = {(m.meta or {}).get("variant", "stacked"): m.features for m in shipped.values()}
+    assert variants.get("pair alone") == ("pair_logit",)  # the 1.5B model's entry

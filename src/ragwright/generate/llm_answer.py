@@ -221,7 +221,8 @@ class LlmAnswerer:
         x = stacked_features(verdict.probability, yes)
         p = model.probability(x)
         parts = model.contributions(x)
-        pair_worse = parts.get("pair_logit", 0.0) < parts.get("lex_logit", 0.0)
+        # the chat model's reading declined: alone (a model over pair_logit only), or pulling harder
+        pair_worse = "lex_logit" not in parts or parts.get("pair_logit", 0.0) < parts["lex_logit"]
         reason = "answerability_pair" if pair_worse else verdict.decline_reason
         return p, p >= model.threshold, reason
 

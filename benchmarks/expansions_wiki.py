@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from ragwright import Rag
+from ragwright.eval.stats import bootstrap_ci
 from ragwright.sources import BytesSource
 
 SOURCE = Path.home() / ".cache/ragwright/bench/graph_multihop/fresh-15522-a745320cff9e.db"
@@ -99,11 +100,6 @@ def _spelled_somewhere(acronym: str, text: str) -> bool:
     return any("".join(w[0] for w in tokens[i : i + n]).upper() == acronym for i in range(len(tokens) - n + 1))
 
 
-def _ci(values: list[float], rng: random.Random) -> tuple[float, float, float]:
-    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(2000))
-    return sum(values) / len(values), means[50], means[1949]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", type=Path, default=SOURCE)
@@ -136,12 +132,11 @@ def main() -> None:
     for item, d in zip([i for i in items if i["unanswerable"]], declined, strict=True):
         if not d:
             print(f"  answered unanswerable {item['question']!r}")
-    rng = random.Random(0)
-    a, d = _ci(answered, rng), _ci(declined, rng)
+    a, d = bootstrap_ci(answered), bootstrap_ci(declined)
     print(f"store: {len(docs)} paragraphs; {len(answered)} answerable, {len(declined)} unanswerable questions")
-    print(f"answered with the expansion, cited  {a[0]:.3f} [{a[1]:.3f}, {a[2]:.3f}]")
-    print(f"unanswerable declined               {d[0]:.3f} [{d[1]:.3f}, {d[2]:.3f}]")
-    print(f"balanced (answered-with-fact + declined) / 2  {(a[0] + d[0]) / 2:.3f}")
+    print(f"answered with the expansion, cited  {a.mean:.3f} [{a.low:.3f}, {a.high:.3f}]")
+    print(f"unanswerable declined               {d.mean:.3f} [{d.low:.3f}, {d.high:.3f}]")
+    print(f"balanced (answered-with-fact + declined) / 2  {(a.mean + d.mean) / 2:.3f}")
 
 
 if __name__ == "__main__":

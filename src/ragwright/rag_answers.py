@@ -196,16 +196,14 @@ class RagAnswers:
                     sources = answer_sources((await self.strategies.run(again)).results, retrieval.top_k)
                 if query != question and not any(defines_asked(question, r.chunk.text) for r in sources):
                     # "What does RCAC stand for?": the line that spells it out is in a long chunk that ranks
-                    # below short ones repeating "RCAC"; look deeper for it once, and put it first
+                    # below short ones repeating "RCAC"; look deeper for it once (no contents page), put it first
                     deeper = replace(retrieval, top_k=DEFINITION_DEPTH)
                     again = RetrievalRequest.of(query, deeper, who, history=opts.conversation_history)
-                    found = [
-                        r for r in (await self.strategies.run(again)).results if defines_asked(question, r.chunk.text)
-                    ]
-                    if found:
-                        sources = [found[0], *(r for r in sources if r.chunk.id != found[0].chunk.id)][
-                            : retrieval.top_k
-                        ]
+                    ranked = answer_sources((await self.strategies.run(again)).results, DEFINITION_DEPTH)
+                    found = next((r for r in ranked if defines_asked(question, r.chunk.text)), None)
+                    if found is not None:
+                        others = (r for r in sources if r.chunk.id != found.chunk.id)
+                        sources = [found, *others][: retrieval.top_k]
                 results = sources or results
         except BaseException as exc:
             rag_telemetry.failed(span, "ask", exc)

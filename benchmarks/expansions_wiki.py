@@ -33,9 +33,8 @@ from ragwright.sources import BytesSource
 
 SOURCE = Path.home() / ".cache/ragwright/bench/graph_multihop/fresh-15522-a745320cff9e.db"
 _SMALL = {"of", "and", "the", "for", "in", "on", "de", "du", "des", "la", "le", "a", "an", "&"}
-_DEFINED = re.compile(
-    r"((?:[A-Z][\w'-]*|of|and|the|for|in|on|de|du|des|la|le|&)(?:\s+(?:[A-Z][\w'-]*|of|and|the|for|in|on|de|du|des|la|le|&)){1,9})\s+\(([A-Z]{2,6})\)"
-)
+_WORD = r"(?:[A-Z][\w'-]*|of|and|the|for|in|on|de|du|des|la|le|&)"  # a capitalised word or a small one
+_DEFINED = re.compile(rf"({_WORD}(?:\s+{_WORD}){{1,9}})\s+\(([A-Z]{{2,6}})\)")
 _ACRONYM = re.compile(r"\b([A-Z]{2,6})\b")
 
 
@@ -69,16 +68,15 @@ def build(texts: list[tuple[str, str]], n: int, seed: int) -> tuple[list[dict], 
     keep = {defined[a][0][0] for a in answerable}
     # unanswerable: acronyms used (≥ 2 paragraphs) but defined nowhere in the corpus
     never = sorted(a for a, docs in used.items() if a not in defined and len(docs) >= 2 and len(a) >= 3)
+    by_id = dict(texts)
     unanswerable = []
     for a in rng.sample(never, len(never)):
         docs = sorted(used[a])[:3]
-        spelled = any(_spelled_somewhere(a, dict(texts)[d]) for d in docs)
-        if not spelled:
+        if not any(_spelled_somewhere(a, by_id[d]) for d in docs):
             unanswerable.append(a)
             keep |= set(docs)
         if len(unanswerable) == n:
             break
-    by_id = dict(texts)
     others = rng.sample(sorted(set(by_id) - keep), len(keep))
     store = [(d, by_id[d]) for d in sorted(keep | set(others))]
     items = [

@@ -16,9 +16,11 @@ the stacked model here (so the stack never sees a lexical score fitted on the sa
    records are cached in ``WORK/pair-<model>.jsonl`` (delete to redo).
 3. The stacked model ``(lex_logit, pair_logit)`` is fitted on the training sample; its threshold is
    chosen on leave-one-article-out probabilities (the mean of answered, SQuAD-unanswerable declined and
-   off-corpus declined, as for the lexical model). Then it is measured once on the held-out sample,
-   next to the lexical gate alone and the pair signal alone. ``--write`` stores the stacked models in
-   ``src/ragwright/generate/pair_models.json``.
+   off-corpus declined, as for the lexical model). P(yes) alone gets its own threshold the same way. The
+   variant with the better balanced accuracy on the training sample's SQuAD questions is the model's gate
+   (a small model: the stack; the 1.5B model: P(yes) alone, a model over ``pair_logit`` only). Then
+   every variant is measured once on the held-out sample, next to the lexical gate. ``--write`` stores the
+   chosen gates in ``src/ragwright/generate/pair_models.json``.
 """
 
 from __future__ import annotations
@@ -194,9 +196,9 @@ def main() -> None:
         threshold, three = best_threshold(y, oof_p, kinds)
         squad = ~kinds
         oof_bacc = balanced_accuracy(y[squad], oof_p[squad], threshold)
-        pair_t, _ = best_threshold(y, 1 / (1 + np.exp(-x[:, 1])), kinds)
+        pair_train = 1 / (1 + np.exp(-x[:, 1]))  # P(yes) alone: its threshold is the one fitted parameter
+        pair_t, _ = best_threshold(y, pair_train, kinds)
         lex_train = np.array([r["lex_p"] for r in rows_m])  # out-of-fold already (oof.json)
-        pair_train = 1 / (1 + np.exp(-x[:, 1]))  # its threshold is the one fitted parameter
         train_figures = {
             "lexical": balanced_accuracy(y[squad], lex_train[squad], lex_t),
             "pair alone": balanced_accuracy(y[squad], pair_train[squad], pair_t),

@@ -184,7 +184,7 @@ class RagAnswers:
         span = telemetry.start_span("ragnet.ask", {"rag.streaming": streaming, "rag.top_k": opts.top_k})
         # the history feeds query condensing; the trace records what the transforms did
         who = identity or self.identity
-        query = search_text(question)  # an expansion question is searched without its frame words
+        query = search_text(question)  # differs from the question only for an expansion question
         request = RetrievalRequest.of(query, retrieval, who, history=opts.conversation_history, trace=trace)
         try:
             with telemetry.current(span):  # the retrievals are the answer's child spans
@@ -194,7 +194,8 @@ class RagAnswers:
                     deeper = replace(retrieval, top_k=retrieval.top_k * CONTENTS_DEPTH)
                     again = RetrievalRequest.of(query, deeper, who, history=opts.conversation_history)
                     sources = answer_sources((await self.strategies.run(again)).results, retrieval.top_k)
-                if query != question and not any(defines_asked(question, r.chunk.text) for r in sources):
+                expansion = query != question
+                if expansion and not any(defines_asked(question, r.chunk.text) for r in sources):
                     # "What does RCAC stand for?": the line that spells it out is in a long chunk that ranks
                     # below short ones repeating "RCAC"; look deeper for it once (no contents page), put it first
                     deeper = replace(retrieval, top_k=DEFINITION_DEPTH)

@@ -17,6 +17,8 @@ FILLER = " ".join(
     for i in range(12)
 )
 DEFINING = f"{FILLER} This paper describes Row and Column Access Control (RCAC) in DB2 for i. {FILLER}"
+LEADERS = " ." * 20
+CONTENTS = "\n\n".join(f"3.{i} Row and Column Access Control (RCAC) part {i}{LEADERS} {10 + i}" for i in range(6))
 USES = {
     f"note{i:02d}.md": f"# Note {i}\n\nRCAC rule {i}: activate RCAC and the QMX masks for table T{i}.".encode()
     for i in range(12)
@@ -26,7 +28,7 @@ USES = {
 @pytest.fixture(scope="module")
 def rag() -> Rag:
     rag = Rag(MemoryStore(), default_embedder())
-    rag.ingest(BytesSource({"paper.md": DEFINING.encode(), **USES}))
+    rag.ingest(BytesSource({"paper.md": DEFINING.encode(), "contents.md": CONTENTS.encode(), **USES}))
     return rag
 
 
@@ -37,7 +39,8 @@ def test_the_defining_line_answers_though_chunks_that_only_use_the_acronym_rank_
     assert not response.declined, response.decline_reason
     assert "Row and Column Access Control" in response.answer
     assert response.citations and response.citations[0].document_id == "paper.md"
-    assert response.sources[0].document_id == "paper.md"
+    assert response.sources[0].document_id == "paper.md"  # a contents page that spells it out never answers
+    assert "contents.md" not in [s.document_id for s in response.sources]
 
 
 def test_an_acronym_the_documents_use_but_never_spell_out_is_declined(rag: Rag) -> None:

@@ -369,9 +369,10 @@ def test_ctrl_c_in_a_script_stops_the_run_and_leaves_nothing_running(rag: Rag) -
 
 
 def test_ctrl_c_is_seen_mid_run_when_the_main_thread_blocks_sigint(rag: Rag) -> None:
-    """A native library can leave SIGINT blocked in the main thread; the kernel then hands Ctrl-C to
-    another thread, and the loop asleep on the ingestion run saw it only when all 12 were written
-    (the flake of the test above in a full suite). The sync call wakes often enough to see it."""
+    """When another thread takes the SIGINT (the sender itself, or any thread because the main one blocks
+    it, as a native library may leave it), the main thread's loop asleep on the ingestion run saw it only
+    when all 12 were written (the test above then failed on loaded CI machines). Blocking it in the main
+    thread makes that certain here; the sync call wakes often enough to see it."""
     import os
     import signal
 

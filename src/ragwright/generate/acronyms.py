@@ -74,9 +74,9 @@ _DEFINING: Final = frozenset(["stands", "stand", "for", "is", "short", "means", 
 def definitions(acronym: str, text: str) -> list[list[str]]:
     """The expansions that *text* gives *acronym* beside it — "Row and Column Access Control (RCAC)",
     "RCAC (Row and Column Access Control)", "RCAC stands for …": a run whose initials spell the acronym
-    ending where the acronym is written (or up to :data:`GAP` capitalised words before it), or starting right after it
-    (a few linking words allowed).
-    Unlike :func:`expansions`, a run of words elsewhere that happens to share the initials is not one."""
+    ending where the acronym is written (or up to :data:`GAP` capitalised words before it), or starting
+    right after it (a few linking words allowed). Unlike :func:`expansions`, a run of words elsewhere that
+    happens to share the initials is not one."""
     tokens = words(text)
     runs: list[tuple[int, int]] = []
     for k, token in enumerate(tokens):

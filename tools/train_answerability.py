@@ -56,16 +56,10 @@ import squad_data
 import squad_extra
 
 from ragwright.eval.qa import contains_answer
-from ragwright.generate.answerability import (
-    ANSWER_FEATURES,
-    ANSWER_SIGNS,
-    SENTENCE_FEATURES,
-    LogisticModel,
-    answer_features,
-    unit_features,
-)
+from ragwright.generate.answerability import LogisticModel
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, rescore
 from ragwright.generate.extractive import choose_units
+from ragwright.generate.features import ANSWER_FEATURES, ANSWER_SIGNS, SENTENCE_FEATURES, answer_features, unit_features
 from ragwright.generate.question import analyze
 from ragwright.model.results import SearchResult
 

@@ -6,18 +6,9 @@ from pathlib import Path
 import pytest
 
 from ragwright.errors import ConfigError
-from ragwright.generate.answerability import (
-    ANSWER_FEATURES,
-    SENTENCE_FEATURES,
-    Z_CLIP,
-    LogisticModel,
-    answer_features,
-    answer_model,
-    applies_to,
-    judge,
-    load_weights,
-)
+from ragwright.generate.answerability import Z_CLIP, LogisticModel, answer_model, applies_to, judge, load_weights
 from ragwright.generate.evidence import gather
+from ragwright.generate.features import ANSWER_FEATURES, SENTENCE_FEATURES, answer_features
 from ragwright.generate.question import analyze
 from ragwright.model.chunk import Chunk
 from ragwright.model.results import ArmHit, SearchResult

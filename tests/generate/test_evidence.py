@@ -225,7 +225,7 @@ def test_a_chunks_heading_counts_around_each_of_its_lines() -> None:
 
 
 def test_a_row_holds_the_words_and_numbers_of_its_lead_in() -> None:
-    from ragwright.generate.answerability import answer_features
+    from ragwright.generate.features import answer_features
     from ragwright.generate.question import stem
 
     text = "Background Checks November - 2015\n\n| State | Totals |\n| --- | --- |\n| Alabama | 71,137 |"

@@ -245,7 +245,8 @@ def gather(
 
 def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
     """Score and rank *ev*'s units with the sentence model (the shipped one unless given)."""
-    from ragwright.generate.answerability import sentence_model, unit_features
+    from ragwright.generate.answerability import sentence_model
+    from ragwright.generate.features import unit_features
 
     m = model or sentence_model()
     ev.scores = [m.probability(unit_features(ev, i)) for i in range(len(ev.units))]

@@ -1,0 +1,152 @@
+"""System-prompt variants for the LLM answer, paired on the same answerable questions (issue 20 item 3).
+
+    python benchmarks/llm_prompt.py --squad PATH/dev-v2.0.json --llm local:1.5b --split train --n 30 \
+        [--variant current --variant quote] [--compress N] [--threads 2] [--work DIR]
+
+Every answerable question of a seeded sample is asked once per variant with the gate off (the gates
+decide *whether* to answer; this measures *what* the model says when it does), over a store of the
+split's SQuAD articles (``--split train``: the nine training articles, for choosing; ``--split heldout``:
+the five held-out articles, for the report; the reserved articles never). Retrieval is the same for
+every variant, so the sources are the same and only the system prompt differs. ``--compress N``: the
+model reads each source compressed to its N sentences closest to the question (``use_compression``,
+``compression_max_sentences=N``), a shorter prompt.
+
+Per variant: ``answer_accuracy`` (answered questions holding a gold answer), ``answered_correct``
+(the model's own declines count as misses), citation correctness, the model's own declines, words per
+answer; then each variant against the first, paired per question (bootstrap interval of the difference
+in ``answered_correct``). Answers are cached in ``WORK/prompt-<model>-<split>.pkl`` keyed by the prompt
+text, so a rerun resumes and a changed prompt is asked anew.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any, Final
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+import squad_data
+
+from ragwright.eval.qa import QaItem, score_qa
+from ragwright.eval.stats import bootstrap_ci, paired_bootstrap
+from ragwright.generate.citations import without_citations
+from ragwright.generate.prompt import DEFAULT_SYSTEM_PROMPT
+
+#: The line of the default prompt the variants change.
+ANSWER_LINE: Final = (
+    "- Answer in a full sentence and end each statement with the label of its source, like this: "
+    "<the fact, in your words> [Source N].\n"
+)
+VARIANTS: Final = {
+    "current": DEFAULT_SYSTEM_PROMPT,
+    # The fact in the source's own words: a paraphrase ("ten" for "10", "the king" for "Rollo") loses it.
+    "quote": DEFAULT_SYSTEM_PROMPT.replace(
+        ANSWER_LINE,
+        "- Answer in one sentence that states the fact with the source's own words (names, numbers and "
+        "dates exactly as the source writes them) and ends with the label of its source, like this: "
+        "<the fact, in the source's words> [Source N].\n",
+    ),
+}
+
+
+def sample(arts: list[squad_data.Article], n: int, seed: int) -> list[QaItem]:
+    import random
+
+    pos = [q for a in arts for q in a.questions if not q.unanswerable]
+    chosen = random.Random(seed).sample(pos, min(n, len(pos)))
+    return [QaItem(q.id, q.question, q.answers, q.unanswerable) for q in chosen]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--squad", type=Path, required=True)
+    ap.add_argument("--llm", default="local:1.5b")
+    ap.add_argument("--split", choices=("train", "heldout"), default="train")
+    ap.add_argument("--n", type=int, default=30, help="answerable questions (seeded sample)")
+    ap.add_argument("--seed", type=int, default=41)
+    ap.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="repeatable; the first is the peer")
+    ap.add_argument("--compress", type=int, default=0, help="each source cut to its N best sentences (0: off)")
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (quality does not depend on it)")
+    ap.add_argument("--work", type=Path, default=Path(__file__).parent / ".cache" / "qa_squad")
+    args = ap.parse_args()
+    variants = args.variant or ["current", "quote"]
+
+    from ragwright.models.embedders import default_embedder
+    from ragwright.models.llms import load_chat
+    from ragwright.options import RetrievalOptions
+    from ragwright.rag import Rag
+    from ragwright.stores.sqlite import SqliteStore
+
+    train, held = squad_data.split(squad_data.load_squad(args.squad))
+    arts = train if args.split == "train" else held
+    items = sample(arts, args.n, args.seed)
+    args.work.mkdir(parents=True, exist_ok=True)
+    squad_data.open_store(arts, args.work, args.split).close()  # ingested once, reused after
+    llm = load_chat(args.llm, n_threads=args.threads)
+    assert llm is not None
+    path = args.work / f"prompt-{llm.name.replace(':', '_').replace('/', '_')}-{args.split}.pkl"
+    cache: dict[tuple[str, str], Any] = pickle.loads(path.read_bytes()) if path.exists() else {}
+    # the Rag's defaults; with --compress, the same plus compression
+    retrieval = None
+    if args.compress:
+        retrieval = RetrievalOptions(use_compression=True, compression_max_sentences=args.compress)
+    store = SqliteStore(args.work / f"{args.split}.db")
+    rag = Rag(store, default_embedder(), llm=llm, retrieval_options=retrieval)
+    print(f"{len(items)} answerable questions of the {args.split} articles; model {llm.name}", flush=True)
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    answers: dict[str, dict[str, str]] = {}
+    for variant in variants:
+        prompt = VARIANTS[variant]
+        setting = prompt + (f"|compress={args.compress}" if args.compress else "")
+        key = hashlib.sha256(setting.encode()).hexdigest()[:12]
+        start, asked = time.perf_counter(), 0
+        for item in items:
+            if (key, item.question) not in cache:
+                cache[(key, item.question)] = rag.ask(item.question, answerability="off", system_prompt=prompt)
+                path.write_bytes(pickle.dumps(cache))
+                asked += 1
+        if asked:
+            print(f"  {variant}: {asked} answers in {time.perf_counter() - start:.0f} s", flush=True)
+        responses = {item.id: cache[(key, item.question)] for item in items}
+        scores[variant] = {item.id: score_qa(item, responses[item.id]) for item in items}
+        answers[variant] = {i: without_citations(r.answer) for i, r in responses.items() if not r.declined}
+    rag.close()
+
+    header = ("answer_accuracy", "answered_correct", "citation_correct")
+    print(f"\n{'variant':<10} " + " ".join(f"{h:<22}" for h in header) + " declined  words")
+    for variant in variants:
+        rows = scores[variant].values()
+        cells = []
+        for metric in ("answer_accuracy", "answered_correct", "citation_correct"):
+            values = [s[metric] for s in rows if metric in s]
+            iv = bootstrap_ci(values)
+            cells.append(f"{iv.mean:.3f} [{iv.low:.2f}, {iv.high:.2f}] n={len(values)}")
+        declined = sum(1 for s in rows if "answer_accuracy" not in s)
+        words = [len(a.split()) for a in answers[variant].values()]
+        mean_words = sum(words) / len(words) if words else 0.0
+        print(f"{variant:<10} " + " ".join(f"{c:<22}" for c in cells) + f" {declined:<9} {mean_words:.1f}")
+    peer = variants[0]
+    for variant in variants[1:]:
+        a = {q: s["answered_correct"] for q, s in scores[peer].items()}
+        b = {q: s["answered_correct"] for q, s in scores[variant].items()}
+        cmp = paired_bootstrap(a, b)
+        print(
+            f"{variant} - {peer}, answered_correct (paired): {cmp.difference.mean:+.3f} "
+            f"[{cmp.difference.low:+.3f}, {cmp.difference.high:+.3f}], {cmp.wins} better, {cmp.losses} worse"
+        )
+    by_id = {i.id: i for i in items}
+    for variant in variants[1:]:
+        for q, s in scores[variant].items():
+            if s["answered_correct"] != scores[peer][q]["answered_correct"]:
+                item = by_id[q]
+                print(f"\n  {item.question}  gold: {item.answers[0]!r}")
+                for v in (peer, variant):
+                    print(f"    {v}: {answers[v].get(q, '(declined)')[:200]}")
+
+
+if __name__ == "__main__":
+    main()

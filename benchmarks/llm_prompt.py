@@ -1,7 +1,7 @@
 """System-prompt variants for the LLM answer, paired on the same answerable questions (issue 20 item 3).
 
     python benchmarks/llm_prompt.py --squad PATH/dev-v2.0.json --llm local:1.5b --split train --n 30 \
-        [--variant current --variant quote] [--compress N] [--threads 2] [--work DIR]
+        [--variant current --variant quote] [--compress N] [--hint] [--threads 2] [--work DIR]
 
 Every answerable question of a seeded sample is asked once per variant with the gate off (the gates
 decide *whether* to answer; this measures *what* the model says when it does), over a store of the
@@ -9,7 +9,8 @@ split's SQuAD articles (``--split train``: the nine training articles, for choos
 the five held-out articles, for the report; the reserved articles never). Retrieval is the same for
 every variant, so the sources are the same and only the system prompt differs. ``--compress N``: the
 model reads each source compressed to its N sentences closest to the question (``use_compression``,
-``compression_max_sentences=N``), a shorter prompt.
+``compression_max_sentences=N``), a shorter prompt. ``--hint``: the question is followed by the sentence
+the extractive answer quotes (the sentence model's pick) with its source label, as the likeliest answer line.
 
 Per variant: ``answer_accuracy`` (answered questions holding a gold answer), ``answered_correct``
 (the model's own declines count as misses), citation correctness, the model's own declines, words per
@@ -70,11 +71,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=41)
     ap.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="repeatable; the first is the peer")
     ap.add_argument("--compress", type=int, default=0, help="each source cut to its N best sentences (0: off)")
+    ap.add_argument("--hint", action="store_true", help="the extractive answer's sentence follows the question")
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (quality does not depend on it)")
     ap.add_argument("--work", type=Path, default=Path(__file__).parent / ".cache" / "qa_squad")
     args = ap.parse_args()
     variants = args.variant or ["current", "quote"]
 
+    from ragwright.generate.options import RagOptions
     from ragwright.models.embedders import default_embedder
     from ragwright.models.llms import load_chat
     from ragwright.options import RetrievalOptions
@@ -97,16 +100,31 @@ def main() -> None:
     store = SqliteStore(args.work / f"{args.split}.db")
     rag = Rag(store, default_embedder(), llm=llm, retrieval_options=retrieval)
     print(f"{len(items)} answerable questions of the {args.split} articles; model {llm.name}", flush=True)
+
+    def ask(question: str, prompt: str) -> Any:
+        if not args.hint:
+            return rag.ask(question, answerability="off", system_prompt=prompt)
+        quoted = rag.ask(question, answer_mode="extractive", answerability="off")
+        if not quoted.citations:
+            return rag.ask(question, answerability="off", system_prompt=prompt)
+        label = quoted.citations[0].source
+        line = without_citations(quoted.answer).strip()
+        hinted = f'{question}\n\nThe line of the sources most likely to answer it ([Source {label}]): "{line}"'
+        assert rag.llm_answerer is not None
+        options = RagOptions(answerability="off", system_prompt=prompt)
+        response = rag.llm_answerer.answer(hinted, quoted.sources, options)
+        return response
+
     scores: dict[str, dict[str, dict[str, float]]] = {}
     answers: dict[str, dict[str, str]] = {}
     for variant in variants:
         prompt = VARIANTS[variant]
-        setting = prompt + (f"|compress={args.compress}" if args.compress else "")
+        setting = prompt + (f"|compress={args.compress}" if args.compress else "") + ("|hint" * args.hint)
         key = hashlib.sha256(setting.encode()).hexdigest()[:12]
         start, asked = time.perf_counter(), 0
         for item in items:
             if (key, item.question) not in cache:
-                cache[(key, item.question)] = rag.ask(item.question, answerability="off", system_prompt=prompt)
+                cache[(key, item.question)] = ask(item.question, prompt)
                 path.write_bytes(pickle.dumps(cache))
                 asked += 1
         if asked:

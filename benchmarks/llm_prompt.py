@@ -12,9 +12,10 @@ model reads each source compressed to its N sentences closest to the question (`
 ``compression_max_sentences=N``), a shorter prompt. ``--hint``: the question is followed by the sentence
 the extractive answer quotes (the sentence model's pick) with its source label, as the likeliest answer line.
 
-Per variant: ``answer_accuracy`` (answered questions holding a gold answer), ``answered_correct``
+Per variant (and with ``--compress``/``--hint``, per variant with and without that setting):
+``answer_accuracy`` (answered questions holding a gold answer), ``answered_correct``
 (the model's own declines count as misses), citation correctness, the model's own declines, words per
-answer; then each variant against the first, paired per question (bootstrap interval of the difference
+answer; then each row against the first, paired per question (bootstrap interval of the difference
 in ``answered_correct``). Answers are cached in ``WORK/prompt-<model>-<split>.pkl`` keyed by the prompt
 text, so a rerun resumes and a changed prompt is asked anew.
 """
@@ -93,16 +94,20 @@ def main() -> None:
     assert llm is not None
     path = args.work / f"prompt-{llm.name.replace(':', '_').replace('/', '_')}-{args.split}.pkl"
     cache: dict[tuple[str, str], Any] = pickle.loads(path.read_bytes()) if path.exists() else {}
-    # the Rag's defaults; with --compress, the same plus compression
-    retrieval = None
-    if args.compress:
-        retrieval = RetrievalOptions(use_compression=True, compression_max_sentences=args.compress)
-    store = SqliteStore(args.work / f"{args.split}.db")
-    rag = Rag(store, default_embedder(), llm=llm, retrieval_options=retrieval)
-    print(f"{len(items)} answerable questions of the {args.split} articles; model {llm.name}", flush=True)
+    embedder = default_embedder()
+    rags: dict[int, Any] = {}
 
-    def ask(question: str, prompt: str) -> Any:
-        if not args.hint:
+    def rag_for(compress: int) -> Any:
+        """The Rag with the defaults, or the same plus compression to *compress* sentences a source."""
+        if compress not in rags:
+            retrieval = RetrievalOptions(use_compression=True, compression_max_sentences=compress) if compress else None
+            store = SqliteStore(args.work / f"{args.split}.db")
+            rags[compress] = Rag(store, embedder, llm=llm, retrieval_options=retrieval)
+        return rags[compress]
+
+    def ask(question: str, prompt: str, compress: int, hint: bool) -> Any:
+        rag = rag_for(compress)
+        if not hint:
             return rag.ask(question, answerability="off", system_prompt=prompt)
         quoted = rag.ask(question, answer_mode="extractive", answerability="off")
         if not quoted.citations:
@@ -110,60 +115,67 @@ def main() -> None:
         label = quoted.citations[0].source
         line = without_citations(quoted.answer).strip()
         hinted = f'{question}\n\nThe line of the sources most likely to answer it ([Source {label}]): "{line}"'
-        assert rag.llm_answerer is not None
         options = RagOptions(answerability="off", system_prompt=prompt)
-        response = rag.llm_answerer.answer(hinted, quoted.sources, options)
-        return response
+        return rag.llm_answerer.answer(hinted, quoted.sources, options)
 
+    # each variant as the default Rag asks it; with --compress / --hint, also with that setting
+    runs = [(v, v, 0, False) for v in variants]
+    if args.compress or args.hint:
+        suffix = f"+compress{args.compress}" * bool(args.compress) + "+hint" * args.hint
+        runs += [(v + suffix, v, args.compress, args.hint) for v in variants]
+    print(f"{len(items)} answerable questions of the {args.split} articles; model {llm.name}", flush=True)
     scores: dict[str, dict[str, dict[str, float]]] = {}
     answers: dict[str, dict[str, str]] = {}
-    for variant in variants:
+    for name, variant, compress, hint in runs:
         prompt = VARIANTS[variant]
-        setting = prompt + (f"|compress={args.compress}" if args.compress else "") + ("|hint" * args.hint)
+        setting = prompt + (f"|compress={compress}" if compress else "") + ("|hint" if hint else "")
         key = hashlib.sha256(setting.encode()).hexdigest()[:12]
         start, asked = time.perf_counter(), 0
         for item in items:
             if (key, item.question) not in cache:
-                cache[(key, item.question)] = ask(item.question, prompt)
+                cache[(key, item.question)] = ask(item.question, prompt, compress, hint)
                 path.write_bytes(pickle.dumps(cache))
                 asked += 1
         if asked:
-            print(f"  {variant}: {asked} answers in {time.perf_counter() - start:.0f} s", flush=True)
+            print(f"  {name}: {asked} answers in {time.perf_counter() - start:.0f} s", flush=True)
         responses = {item.id: cache[(key, item.question)] for item in items}
-        scores[variant] = {item.id: score_qa(item, responses[item.id]) for item in items}
-        answers[variant] = {i: without_citations(r.answer) for i, r in responses.items() if not r.declined}
-    rag.close()
+        scores[name] = {item.id: score_qa(item, responses[item.id]) for item in items}
+        answers[name] = {i: without_citations(r.answer) for i, r in responses.items() if not r.declined}
+    for rag in rags.values():
+        rag.close()
 
+    names = [run[0] for run in runs]
+    width = max(len(n) for n in names) + 1
     header = ("answer_accuracy", "answered_correct", "citation_correct")
-    print(f"\n{'variant':<10} " + " ".join(f"{h:<22}" for h in header) + " declined  words")
-    for variant in variants:
-        rows = scores[variant].values()
+    print(f"\n{'variant':<{width}} " + " ".join(f"{h:<22}" for h in header) + " declined  words")
+    for name in names:
+        rows = scores[name].values()
         cells = []
-        for metric in ("answer_accuracy", "answered_correct", "citation_correct"):
+        for metric in header:
             values = [s[metric] for s in rows if metric in s]
             iv = bootstrap_ci(values)
             cells.append(f"{iv.mean:.3f} [{iv.low:.2f}, {iv.high:.2f}] n={len(values)}")
         declined = sum(1 for s in rows if "answer_accuracy" not in s)
-        words = [len(a.split()) for a in answers[variant].values()]
+        words = [len(a.split()) for a in answers[name].values()]
         mean_words = sum(words) / len(words) if words else 0.0
-        print(f"{variant:<10} " + " ".join(f"{c:<22}" for c in cells) + f" {declined:<9} {mean_words:.1f}")
-    peer = variants[0]
-    for variant in variants[1:]:
+        print(f"{name:<{width}} " + " ".join(f"{c:<22}" for c in cells) + f" {declined:<9} {mean_words:.1f}")
+    peer = names[0]
+    for name in names[1:]:
         a = {q: s["answered_correct"] for q, s in scores[peer].items()}
-        b = {q: s["answered_correct"] for q, s in scores[variant].items()}
+        b = {q: s["answered_correct"] for q, s in scores[name].items()}
         cmp = paired_bootstrap(a, b)
         print(
-            f"{variant} - {peer}, answered_correct (paired): {cmp.difference.mean:+.3f} "
+            f"{name} - {peer}, answered_correct (paired): {cmp.difference.mean:+.3f} "
             f"[{cmp.difference.low:+.3f}, {cmp.difference.high:+.3f}], {cmp.wins} better, {cmp.losses} worse"
         )
     by_id = {i.id: i for i in items}
-    for variant in variants[1:]:
-        for q, s in scores[variant].items():
+    for name in names[1:]:
+        for q, s in scores[name].items():
             if s["answered_correct"] != scores[peer][q]["answered_correct"]:
                 item = by_id[q]
                 print(f"\n  {item.question}  gold: {item.answers[0]!r}")
-                for v in (peer, variant):
-                    print(f"    {v}: {answers[v].get(q, '(declined)')[:200]}")
+                for n in (peer, name):
+                    print(f"    {n}: {answers[n].get(q, '(declined)')[:200]}")
 
 
 if __name__ == "__main__":

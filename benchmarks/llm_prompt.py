@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import pickle
+import random
 import sys
 import time
 from pathlib import Path
@@ -56,8 +57,7 @@ VARIANTS: Final = {
 
 
 def sample(arts: list[squad_data.Article], n: int, seed: int) -> list[QaItem]:
-    import random
-
+    """A seeded sample of *n* answerable questions of *arts* (the unanswerable ones are the gates' matter)."""
     pos = [q for a in arts for q in a.questions if not q.unanswerable]
     chosen = random.Random(seed).sample(pos, min(n, len(pos)))
     return [QaItem(q.id, q.question, q.answers, q.unanswerable) for q in chosen]

@@ -13,8 +13,9 @@ different decline rule:
 * ``extractive`` — the default install (no LLM): the lexical answerability gate + the quoted unit;
 * ``LLM, no gate`` — the model alone (its own "the sources do not say" is its decline);
 * ``LLM + lexical gate`` — the shipped answerability model declines before generating;
-* ``LLM + stacked gate`` — the lexical model with the chat model's yes/no on the best evidence
-  (:mod:`ragwright.generate.pair`), when ``pair_models.json`` holds weights for the model.
+* ``LLM + pair gate`` — the chat model's yes/no on the best evidence (:mod:`ragwright.generate.pair`;
+  ``pair_gate=True``) as ``pair_models.json`` weighs it for the model: stacked with the lexical logit
+  (the 0.5B) or alone (the 1.5B); only when the file holds weights for the model.
 
 Metrics (:mod:`ragwright.eval.qa`): balanced decline accuracy, answer accuracy (answered answerable
 questions holding a gold answer), citation correctness (a cited chunk holds a gold answer),
@@ -180,7 +181,7 @@ def qa_run(
     reports["LLM + lexical gate"] = evaluate_qa(gated("lexical"), items)
     reports["LLM + lexical gate, model's own citations"] = evaluate_qa(gated("lexical", attach=False), items)
     if stacked_model is not None:
-        reports["LLM + stacked gate"] = evaluate_qa(gated("stacked"), items)
+        reports["LLM + pair gate"] = evaluate_qa(gated("stacked"), items)
     pair_s = [r["pair_s"] for r in rows.values() if "pair_s" in r]
 
     timing = {

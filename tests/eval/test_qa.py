@@ -53,6 +53,14 @@ def test_squad_normalisation_containment_and_token_f1() -> None:
     assert token_f1("nothing", ["10th century"]) == 0.0
 
 
+def test_a_gold_answer_of_symbols_is_matched_as_written() -> None:
+    # SQuAD's normalisation drops punctuation: "<=>" would become nothing and never match (nor fail loudly)
+    assert contains_answer("Operator: <=>; Description: cosine distance [Source 1]", ["<=>"])
+    assert not contains_answer("Operator: <->; Description: L2 distance", ["<=>"])
+    assert contains_answer("Use  <=>  for it", [" <=> "])  # spaces around it do not matter
+    assert token_f1("<=>", ["<=>"]) == 0.0  # no word to count: F1 stays a word measure
+
+
 def response(answer: str, sources: list[str], *, declined: bool = False, cite: tuple[int, ...] = ()) -> RagResponse:
     results = tuple(SearchResult(Chunk.create(f"d{i}", t, 0), 1.0) for i, t in enumerate(sources))
     citations = tuple(Citation(n, results[n - 1].chunk.id, results[n - 1].chunk.document_id) for n in cite)

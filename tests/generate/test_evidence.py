@@ -100,6 +100,37 @@ def test_a_spaced_colon_is_a_separator_not_a_lead_in() -> None:
     ]
 
 
+def test_code_lines_do_not_lean_on_their_neighbours() -> None:
+    from ragwright.generate.lines import Unit, is_code, leans_on_neighbours
+
+    for line in (
+        "limits = httpx.Limits(max_connections=10)",
+        "$ pip install httpx[http2]",
+        ">>> client.get(url)",
+        "client.close()",
+        "x += 1",
+    ):
+        assert is_code(line) and not leans_on_neighbours(Unit(1, 0, line)), line
+    for line in ("Tuesday, January 13, 2009", "v. : No. 07-1315 RICHARD DOE", "Key: value of it"):
+        assert not is_code(line) and leans_on_neighbours(Unit(1, 0, line)), line
+    assert not is_code("The limit (ten connections) applies to each client.")
+
+
+def test_a_parenthetical_after_a_sentence_stays_with_it() -> None:
+    # a list item's "(Default 100)" belongs to the sentence before it: alone it says nothing
+    assert pieces("max_connections, maximum number of allowable connections, or None for no limits. (Default 100)") == [
+        ("sentence", "max_connections, maximum number of allowable connections, or None for no limits. (Default 100)")
+    ]
+    assert pieces("The city grew fast. (By 1900 it had doubled.)") == [
+        ("sentence", "The city grew fast. (By 1900 it had doubled.)")
+    ]
+    # a sentence that only opens with a parenthesis goes on by itself
+    assert pieces("The city grew fast. (Rome) was its rival for a century.") == [
+        ("sentence", "The city grew fast."),
+        ("sentence", "(Rome) was its rival for a century."),
+    ]
+
+
 def test_spreadsheet_records_are_rows() -> None:
     assert pieces("Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13") == [
         ("row", "Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13")

@@ -176,3 +176,21 @@ def test_a_quoted_line_loses_its_trailing_separator() -> None:
         "case number Roe", [source("t", "v. : No. 12-4410 RICHARD ROE. :")], OFF.merged(max_answer_sentences=1)
     )
     assert response.answer == "v. : No. 12-4410 RICHARD ROE. [Source 1]"
+
+
+def test_a_sentence_that_trails_off_is_quoted_with_the_line_it_announces() -> None:
+    text = (
+        "HTTP/2 is not enabled by default.\n"
+        "You can do so by first making sure to install the optional HTTP/2 dependencies...\n"
+        "$ pip install httpx[http2]\n"
+        "And then instantiating a client with HTTP/2 support enabled."
+    )
+    ev = gather(analyze("How do I install the optional HTTP/2 dependencies?"), [source("h", text)], HashingEmbedder())
+    lead = next(i for i, u in enumerate(ev.units) if u.text.endswith("dependencies..."))
+    ev.order = [lead] + [i for i in ev.order if i != lead]
+    chosen = choose_units(ev, 3, relative_floor=1.0)
+    assert [ev.units[i].text for i in chosen] == [
+        "You can do so by first making sure to install the optional HTTP/2 dependencies...",
+        "$ pip install httpx[http2]",
+    ]
+    assert choose_units(ev, 1) == [lead]  # one unit asked for, one quoted

@@ -89,6 +89,24 @@ def test_numbers_and_swapped_terms() -> None:
     assert not swapped_terms(all_stems("What did they export?"), all_stems("They exported horses"))
 
 
+def test_before_and_after_contradict_only_about_the_same_thing() -> None:
+    from ragwright.generate.question import contradicting_swaps
+
+    # "before raising X" and "after 5 seconds" speak of different things: no contradiction
+    assert not contradicting_swaps(
+        "How long does it wait by default before raising a TimeoutException?",
+        "The default behavior is to raise a TimeoutException after 5 seconds of network inactivity.",
+    )
+    # the same object on both sides: a swapped relation
+    assert contradicting_swaps(
+        "What did Rollo do before the siege of Paris?", "After the siege of Paris, Rollo left."
+    ) == ["befor"]
+    # an object on one side only cannot tell them apart: the swap stands (as swapped_terms says)
+    assert contradicting_swaps("held immediately before what?", "held immediately after it") == ["befor"]
+    # other opposites are not relations to an object: unchanged
+    assert contradicting_swaps("What were the Normans' major imports?", "Normandy exported horses") == ["import"]
+
+
 def test_a_year_inside_a_numeric_code_is_no_date() -> None:
     from ragwright.generate.question import type_spans
 

@@ -92,9 +92,18 @@ def normalize(text: str) -> str:
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
-    """Whether *text* contains one of *answers* (both normalised; whole words)."""
+    """Whether *text* contains one of *answers* (both normalised; whole words). An answer that is all
+    punctuation ("<=>", "->"), which normalisation would empty, is looked for as written (case and runs
+    of spaces aside)."""
     norm = f" {normalize(text)} "
-    return any(f" {normalize(a)} " in norm for a in answers if normalize(a))
+    raw = " ".join(text.casefold().split())
+    for answer in answers:
+        if key := normalize(answer):
+            if f" {key} " in norm:
+                return True
+        elif (symbols := " ".join(answer.casefold().split())) and symbols in raw:
+            return True
+    return False
 
 
 def token_f1(prediction: str, answers: Sequence[str]) -> float:

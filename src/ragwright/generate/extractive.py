@@ -26,6 +26,7 @@ from typing import Final
 
 from ragwright.generate.answerability import applies_to, judge
 from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, leans_on_neighbours, pieces, row_labels
+from ragwright.generate.lines import trails_off
 from ragwright.generate.options import RagOptions
 from ragwright.generate.question import Question, analyze, new_type_spans
 from ragwright.model.results import Citation, RagResponse, SearchResult
@@ -98,6 +99,9 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
     chosen = [best]
     if max_units >= 2:
         q = ev.question
+        nxt = best + 1
+        if trails_off(ev.units[best].text) and nxt < len(ev.units) and ev.units[nxt].source == ev.units[best].source:
+            chosen.append(nxt)  # "… install the optional dependencies..." then "$ pip install httpx[http2]"
         if q.answer_type in _TYPED and ev.type_hits[best] == 0:
             near = [j for j in ev.window(best) if j != best and ev.type_hits[j] > 0]
             if near:

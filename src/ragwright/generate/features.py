@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Final
 
 from ragwright.generate.question import (
     ANSWER_TYPES,
-    all_stems,
+    contradicting_swaps,
     coverage,
     is_negated,
     numbers_in,
     stem,
-    swapped_terms,
     words,
 )
 from ragwright.model.results import SearchResult
@@ -230,7 +229,7 @@ def answer_features(ev: Evidence, results: Sequence[SearchResult]) -> dict[str, 
     unit_negated = is_negated(ev.units[best].text)
     x["neg_added"] = float(q.negated and not unit_negated)
     x["neg_dropped"] = float(unit_negated and not q.negated)
-    x["antonym_swap"] = float(bool(swapped_terms(all_stems(q.text), all_stems(ev.units[best].text))))
+    x["antonym_swap"] = float(bool(contradicting_swaps(q.text, ev.units[best].text)))
     x["type_hit"] = float(ev.type_hits[best] > 0)
     x["type_window"] = float(ev.window_type_hits[best] > 0)
     x["window_cos"] = ev.window_cos(best)

@@ -41,6 +41,12 @@ _ABBREVIATION_END: Final = re.compile(
     r"Lt|Col|Capt|Sgt|Rev|Hon|Vol|pp|ca|approx|e\.g|i\.e|U\.S|Ph\.D)\.$"
 )
 _LEAD_IN: Final = re.compile(r"[^\s:]:$")
+#: A sentence that trails off into what follows: "… install the optional dependencies..." (then the command)
+_TRAILING_LEAD_IN: Final = re.compile(r"\w(?:\.\.\.|…)$")
+#: A line of code or a shell command: a prompt, an assignment, a call ("limits = httpx.Limits(…)", "$ pip …")
+_CODE: Final = re.compile(r"^(?:\$|>>>|#!?)\s|^[\w.\[\]]+\s*[-+*/]?=\s*\S|\w\([^()]*\)\s*;?$")
+#: A sentence that is one parenthetical remark ("(Default 100)"): it belongs to the sentence before it
+_PARENTHETICAL: Final = re.compile(r"^\([^()]*\)[.!?]?$")
 #: A "see" whose link was lost: "For duck as a food, see ." / "See:" — not a sentence that ends in "… can see."
 _EMPTY_SEE: Final = re.compile(r"(?:^|[,;(]\s*)see\s*[.:]?\s*$|\bsee\s+\.", re.IGNORECASE)
 _LEADERS: Final = re.compile(r"(?:\.\s){5,}|\.{5,}")
@@ -174,10 +180,11 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
 
 def _sentences(line: str) -> list[str]:
     """The sentences of a prose line, with the splits after an initial or an abbreviation undone
-    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy")."""
+    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy") and a parenthetical remark
+    kept with the sentence before it ("… or None for no limits." + "(Default 100)")."""
     out: list[str] = []
     for sentence in sentences(line):
-        if out and _ABBREVIATION_END.search(out[-1]):
+        if out and (_ABBREVIATION_END.search(out[-1]) or _PARENTHETICAL.match(sentence)):
             out[-1] = f"{out[-1]} {sentence}"
         else:
             out.append(sentence)
@@ -223,6 +230,23 @@ def row_labels(text: str) -> list[str]:
 def leans_on_neighbours(unit: Unit) -> bool:
     """Whether *unit* is a short line that is no sentence — a date line, a docket line, a "Key: value"
     line of a header ("Tuesday, January 13, 2009", "v. : No. 07-1315 …") — which says what it holds but
-    not what it is about: the lines around it do."""
+    not what it is about: the lines around it do. A line of code is not one: its names say what it is
+    about, and its neighbours' words ("(Default 5)") are not its own."""
     text = unit.text.rstrip()
-    return unit.kind == "sentence" and len(text.split()) <= SHORT_LINE_WORDS and not text.endswith(_SENTENCE_END)
+    return (
+        unit.kind == "sentence"
+        and len(text.split()) <= SHORT_LINE_WORDS
+        and not text.endswith(_SENTENCE_END)
+        and not is_code(text)
+    )
+
+
+def is_code(line: str) -> bool:
+    """Whether *line* reads as a line of code or a shell command rather than prose."""
+    return bool(_CODE.search(line.strip()))
+
+
+def trails_off(text: str) -> bool:
+    """Whether *text* ends in an ellipsis after a word: it announces the line after it ("… make sure to
+    install the optional dependencies..." before "$ pip install httpx[http2]"), which holds what it says."""
+    return bool(_TRAILING_LEAD_IN.search(text.rstrip()))

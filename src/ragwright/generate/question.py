@@ -242,6 +242,37 @@ def swapped_terms(question_terms: Iterable[str], evidence: frozenset[str]) -> li
     return out
 
 
+#: Opposites that relate something to an object ("before the siege", "above the dam"): "before raising X"
+#: asked and "after 5 seconds" written speak of different things and contradict nothing.
+_RELATIONS: Final = ("before", "after", "above", "below", "inside", "outside")
+
+
+def contradicting_swaps(question: str, evidence: str) -> list[str]:
+    """:func:`swapped_terms` of *question* in *evidence*, less a relation word (before/after, above/below …)
+    whose object differs on the two sides ("before raising a TimeoutException" / "after 5 seconds"); with
+    the same object ("before the siege" / "after the siege"), or no content word after it on one side
+    ("immediately before what?"), the swap stands."""
+    swaps = swapped_terms(all_stems(question), all_stems(evidence))
+    relations = {stem(w) for w in _RELATIONS}
+    return [t for t in swaps if t not in relations or _same_object(t, question, evidence)]
+
+
+def _objects(text: str, relation_stems: frozenset[str]) -> set[str]:
+    """The first two content stems after each relation word of *text* (its object: "the siege of Paris")."""
+    ws = words(text)
+    out: set[str] = set()
+    for i, w in enumerate(ws):
+        if stem(w) in relation_stems:
+            out.update(content_stems(" ".join(ws[i + 1 : i + 5]))[:2])
+    return out
+
+
+def _same_object(term: str, question: str, evidence: str) -> bool:
+    asked = _objects(question, frozenset({term}))
+    written = _objects(evidence, antonyms().get(term, frozenset()))
+    return not asked or not written or bool(asked & written)
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
     """An analysed question (see the module docstring)."""

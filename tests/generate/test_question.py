@@ -67,7 +67,8 @@ def test_new_type_spans_ignore_what_the_question_already_says() -> None:
 
 
 def test_numbers_and_swapped_terms() -> None:
-    from ragwright.generate.question import all_stems, numbers_in, swapped_terms
+    from ragwright.generate.opposites import swapped_terms
+    from ragwright.generate.question import all_stems, numbers_in
 
     assert numbers_in("a 60-minute debate with 18,000 men, the fourth of 10 in 1917") == {
         "60",
@@ -90,7 +91,7 @@ def test_numbers_and_swapped_terms() -> None:
 
 
 def test_before_and_after_contradict_only_about_the_same_thing() -> None:
-    from ragwright.generate.question import contradicting_swaps
+    from ragwright.generate.opposites import contradicting_swaps
 
     # "before raising X" and "after 5 seconds" speak of different things: no contradiction
     assert not contradicting_swaps(

@@ -18,9 +18,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
+from ragwright.generate.opposites import contradicting_swaps
 from ragwright.generate.question import (
     ANSWER_TYPES,
-    contradicting_swaps,
     coverage,
     is_negated,
     numbers_in,

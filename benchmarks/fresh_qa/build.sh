@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Writes the documents of benchmarks/fresh_qa (third-party Markdown docs, not in ../shared) into DIR, from
-# git mirrors of the two repositories at the commits below (`fetch github:pgvector/pgvector` and
-# `fetch github:encode/httpx` in the workplace, or any clone of them).
-#   usage: benchmarks/fresh_qa/build.sh PGVECTOR_GIT_DIR HTTPX_GIT_DIR DIR
+# Writes the documents of benchmarks/fresh_qa (third-party Markdown docs, not in ../shared) from git mirrors
+# of their repositories at the commits below (in the workplace: `fetch github:pgvector/pgvector`,
+# `fetch github:encode/httpx`, `fetch github:psf/black`; or any clone of them).
+#   usage: benchmarks/fresh_qa/build.sh PGVECTOR_GIT_DIR HTTPX_GIT_DIR BLACK_GIT_DIR OUT
+#   OUT/httpx_pgvector: the documents of httpx_pgvector.jsonl; OUT/black: those of black.jsonl
 set -euo pipefail
-pg=$1 hx=$2 out=$3
+pg=$1 hx=$2 bk=$3 out=$4
 PGVECTOR_COMMIT=e48241b4dcc045b18902914f668d03d1d399dfbe
 HTTPX_COMMIT=ae1b9f66238f75ced3ced5e4485408435de10768
-mkdir -p "$out"
-git --git-dir="$pg" show "$PGVECTOR_COMMIT:README.md" > "$out/pgvector_README.md"
+BLACK_COMMIT=8947c48ef2077c3a301b03c1e814dc2e3f78436e
+mkdir -p "$out/httpx_pgvector" "$out/black"
+git --git-dir="$pg" show "$PGVECTOR_COMMIT:README.md" > "$out/httpx_pgvector/pgvector_README.md"
 for f in docs/http2.md docs/environment_variables.md docs/compatibility.md docs/async.md docs/exceptions.md \
          docs/advanced/timeouts.md docs/advanced/proxies.md docs/advanced/resource-limits.md; do
-  git --git-dir="$hx" show "$HTTPX_COMMIT:$f" > "$out/httpx_$(basename "$f")"
+  git --git-dir="$hx" show "$HTTPX_COMMIT:$f" > "$out/httpx_pgvector/httpx_$(basename "$f")"
 done
-ls "$out" | wc -l
+for f in docs/faq.md docs/getting_started.md docs/the_black_code_style/current_style.md \
+         docs/usage_and_configuration/black_as_a_server.md docs/usage_and_configuration/black_docker_image.md \
+         docs/guides/using_black_with_jupyter_notebooks.md docs/integrations/github_actions.md; do
+  git --git-dir="$bk" show "$BLACK_COMMIT:$f" > "$out/black/black_$(basename "$f")"
+done
+ls "$out"/* | wc -l

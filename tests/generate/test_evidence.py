@@ -131,6 +131,25 @@ def test_a_parenthetical_after_a_sentence_stays_with_it() -> None:
     ]
 
 
+def test_a_short_reply_opens_the_sentence_after_it_and_a_question_never_answers() -> None:
+    assert pieces("Not yet. Black is fundamentally a command line tool. Yes.") == [
+        ("sentence", "Not yet. Black is fundamentally a command line tool."),
+        ("sentence", "Yes."),
+    ]
+    ev = evidence_for(
+        "Why did they choose double quotes?",
+        Chunk.create("d", "Why settle on double quotes? They anticipate apostrophes in English text.", 0),
+    )
+    assert ev.units[ev.best].text == "They anticipate apostrophes in English text."
+
+
+def test_brackets_in_code_are_kept_but_reference_marks_go() -> None:
+    assert clean_inline("run pip install 'black[d]' or use x[1]=2") == "run pip install 'black[d]' or use x[1]=2"
+    assert clean_inline("Antarctica.[5] The word[a] is here, as is TableFormer [9].") == (
+        "Antarctica. The word is here, as is TableFormer."
+    )
+
+
 def test_spreadsheet_records_are_rows() -> None:
     assert pieces("Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13") == [
         ("row", "Sheet: Stanley Cups; Team: Maple Leafs; Location: TOR; Stanley Cups: 13")

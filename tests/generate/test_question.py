@@ -25,6 +25,15 @@ from ragwright.generate.question import analyze, answer_type, content_stems, new
         ("What is the capital of Belgium?", "place"),
         ("What is the docket number of the case?", "number"),
         ("What is IBM's nickname?", "other"),
+        # a "when" after another wh-word opens a clause: it asks for no date
+        ("What response code does the server return when the input is well formed?", "other"),
+        ("Which tag is used when the tag is omitted?", "other"),
+        ("What year was it when the war ended?", "date"),
+        ("How long does it wait when idle?", "number"),
+        # a measured quantity asks for a number; a harbour does not
+        ("What torque should be applied to the nut?", "number"),
+        ("What is the default timeout of the client?", "number"),
+        ("What is the main port of the city?", "other"),
     ],
 )
 def test_answer_types(question: str, kind: str) -> None:
@@ -125,3 +134,10 @@ def test_an_expansion_questions_frame_is_not_among_its_terms() -> None:
         assert q.answer_type == "expansion" and q.terms == (stem("RCAC"),), question
     # other questions keep the words
     assert stem("stand") in analyze("Where does the statue stand?").terms
+
+
+def test_names_written_as_code_are_constraints() -> None:
+    q = analyze("Which header corresponds to the --line-length flag of pyproject.toml and use_pyproject?")
+    assert {"line-length", "pyproject.toml", "use_pyproject"} <= set(q.entities)
+    assert {"line-length", "pyproject.toml"} <= q.key_terms
+    assert analyze("How long does a well-known ice age last?").entities == ()  # a hyphenated word is prose

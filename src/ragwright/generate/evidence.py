@@ -249,7 +249,11 @@ def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
     from ragwright.generate.features import unit_features
 
     m = model or sentence_model()
-    ev.scores = [m.probability(unit_features(ev, i)) for i in range(len(ev.units))]
+    # a question in the text ("Why settle on double quotes?") asks; the sentences after it answer
+    ev.scores = [
+        0.0 if ev.units[i].text.rstrip().endswith("?") else m.probability(unit_features(ev, i))
+        for i in range(len(ev.units))
+    ]
     ev.order = sorted(range(len(ev.units)), key=lambda i: (-ev.scores[i], ev.units[i].source, ev.units[i].index))
     typed = _typed_rival(ev)
     if typed is not None:

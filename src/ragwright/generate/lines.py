@@ -33,8 +33,11 @@ _NAVIGATION: Final = re.compile(
     r"references?\s*$|\^|categories:|hidden categories)",
     re.IGNORECASE,
 )
+#: A reference marker ends where a word or sentence may: "black[d]'" or "x[1]=" is code, not a footnote
 _REFERENCE: Final = re.compile(
-    r"\s?\[(?:\d{1,4}(?:[,–-]\s?\d{1,4})*|[a-z]|note \d+|nb \d+|citation needed|clarification needed)\]", re.I
+    r"\s?\[(?:\d{1,4}(?:[,–-]\s?\d{1,4})*|[a-z]|note \d+|nb \d+|citation needed|clarification needed)\]"
+    r"(?=[\s.,;:!?)\]\[]|$)",
+    re.I,
 )
 _ABBREVIATION_END: Final = re.compile(
     r"(?:^|[\s(])(?:[A-Z]|No|Nos|v|vs|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Co|Corp|Ltd|Fig|Figs|Gen|Gov|Sen|Rep|"
@@ -180,15 +183,23 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
 
 def _sentences(line: str) -> list[str]:
     """The sentences of a prose line, with the splits after an initial or an abbreviation undone
-    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy") and a parenthetical remark
-    kept with the sentence before it ("… or None for no limits." + "(Default 100)")."""
+    ("MICHAEL A." + "KNOWLES", "v. : No." + "07-1315 …", "John F." + "Kennedy"), a parenthetical remark
+    kept with the sentence before it ("… or None for no limits." + "(Default 100)") and a one- or two-word
+    reply with the sentence after it (:func:`_opens`)."""
     out: list[str] = []
     for sentence in sentences(line):
-        if out and (_ABBREVIATION_END.search(out[-1]) or _PARENTHETICAL.match(sentence)):
+        if out and (_ABBREVIATION_END.search(out[-1]) or _PARENTHETICAL.match(sentence) or _opens(out[-1])):
             out[-1] = f"{out[-1]} {sentence}"
         else:
             out.append(sentence)
     return out
+
+
+def _opens(sentence: str) -> bool:
+    """Whether *sentence* is a one- or two-word reply that the next sentence explains ("Not yet." + "Black is
+    a command line tool.", "Yes." + "There is support for PyPy 3.8 and higher."): alone it answers nothing
+    a question could be matched with."""
+    return len(sentence.split()) <= 2 and sentence.endswith(_SENTENCE_END)
 
 
 def _continues_header(header: list[str], cells: list[str]) -> bool:

@@ -88,6 +88,8 @@ QUALIFIERS: Final = frozenset(_QUALIFIER_WORDS.split())
 EXPANSION_FRAME: Final = re.compile(
     r"\bstands? for\b|\bshort for\b|\bacronym\b|\babbreviation\b|\bwhat is the full name\b", re.I
 )
+#: Measured quantities: "What torque …?", "What is the default timeout …?" ask for a number (not "port": a harbour)
+_QUANTITIES: Final = "torque|pressure|weight|height|width|depth|voltage|frequency|capacity|duration|timeout"
 _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
     (EXPANSION_FRAME, "expansion"),
     (re.compile(r"\bwhat time\b|\bat what hour\b", re.I), "time"),
@@ -103,8 +105,9 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
         re.compile(
             r"\bhow (?:many|much|long|old|far|big|large|tall|high|deep|wide|heavy|often|fast)\b|"
             r"\bwhat (?:percentage|percent|proportion|number|amount|fraction|size|population|age|price|"
-            r"cost|length|distance|temperature|speed|rate)\b|"
-            r"\bwhat (?:is|was|are|were) the (?:\w+ ){0,2}(?:population|number|amount|size|total|count)\b|"
+            rf"cost|length|distance|temperature|speed|rate|{_QUANTITIES})\b|"
+            r"\bwhat (?:is|was|are|were) the (?:\w+ ){0,2}(?:population|number|amount|size|total|count|"
+            rf"{_QUANTITIES})\b|"
             r"\bwhat (?:is |was |are |were )?(?:the )?(?:\w+ ){0,2}(?:score|value|ratio|rate|percentage|efficiency)\b",
             re.I,
         ),
@@ -132,6 +135,13 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
     (re.compile(r"\bwhy\b|\bfor what reason\b|\bwhat (?:caused|causes|was the reason)\b", re.I), "reason"),
     (re.compile(r"\bhow\b", re.I), "manner"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|has|have|had|should)\b", re.I), "yesno"),
+)
+_WH: Final = re.compile(r"\b(?:what|which|who|whom|whose|how|where|why)\b", re.I)
+_WHEN: Final = re.compile(r"\bwhen\b", re.I)
+#: A name written as code: a flag, a dotted or snake_case name, a camelCase one ("--line-length",
+#: "pyproject.toml", "use_pyproject", "maxConnections"): a constraint like a capitalised name
+_IDENTIFIER: Final = re.compile(
+    r"(?<![\w.-])(?:--?[A-Za-z][\w-]*|[A-Za-z]\w*_\w+|[A-Za-z]\w*(?:\.[A-Za-z]\w+)+|[a-z]+[A-Z]\w*)"
 )
 # Wh-words and question scaffolding: never content.
 _SCAFFOLD_WORDS: Final = (
@@ -256,7 +266,12 @@ def content_stems(text: str) -> list[str]:
 
 
 def answer_type(question: str) -> AnswerType:
-    """The kind of expression that answers *question* (``other`` when nothing narrower applies)."""
+    """The kind of expression that answers *question* (``other`` when nothing narrower applies). A "when"
+    after another wh-word opens a clause and asks for no date ("What code does it return when the input is
+    well formed?", "Which tag is used when none is given?")."""
+    wh = _WH.search(question)
+    if wh is not None:
+        question = question[: wh.end()] + _WHEN.sub("once", question[wh.end() :])
     for pattern, kind in _TYPE_RULES:
         if pattern.search(question):
             return kind
@@ -274,6 +289,7 @@ def _entities(question: str) -> list[str]:
             name = " ".join(name.split()[1:])
         if name and name.casefold() not in stop_words():
             found.append(name)
+    found.extend(m.group(0).lstrip("-") for m in _IDENTIFIER.finditer(question))
     return found
 
 

@@ -141,3 +141,10 @@ def test_names_written_as_code_are_constraints() -> None:
     assert {"line-length", "pyproject.toml", "use_pyproject"} <= set(q.entities)
     assert {"line-length", "pyproject.toml"} <= q.key_terms
     assert analyze("How long does a well-known ice age last?").entities == ()  # a hyphenated word is prose
+
+
+def test_a_name_in_camel_case_is_not_stemmed() -> None:
+    from ragwright.generate.question import stem
+
+    assert content_stems("PyPy and PyPI on GitHub's runners") == ["pypy", "pypi", "github", "runner"]
+    assert stem("Normans") == stem("norman")  # a plain name still loses its plural

@@ -136,6 +136,7 @@ _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
     (re.compile(r"\bhow\b", re.I), "manner"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|has|have|had|should)\b", re.I), "yesno"),
 )
+_CAMEL: Final = re.compile(r"[a-z][A-Z]")
 _WH: Final = re.compile(r"\b(?:what|which|who|whom|whose|how|where|why)\b", re.I)
 _WHEN: Final = re.compile(r"\bwhen\b", re.I)
 #: A name written as code: a flag, a dotted or snake_case name, a camelCase one ("--line-length",
@@ -237,10 +238,13 @@ def stop_words() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """The Snowball English stem of a case-folded word."""
+    """The Snowball English stem of a case-folded word; a name written in camel case ("PyPy", "PyPI",
+    "GitHub") is kept whole, folded: stemming would merge "PyPy" with "PyPI"."""
     folded = word.casefold().replace("’", "'")
     if folded.endswith("'s"):
         folded = folded[:-2]
+    if _CAMEL.search(word):
+        return folded
     stemmer = _stemmer()
     return str(stemmer.stemWord(folded)) if stemmer is not None else folded
 
@@ -262,7 +266,7 @@ def content_words(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     """The stems of *text*'s content words, in order (stop words and question scaffolding dropped)."""
-    return [stem(w.casefold()) for w in content_words(text)]
+    return [stem(w) for w in content_words(text)]
 
 
 def answer_type(question: str) -> AnswerType:

@@ -194,3 +194,19 @@ def test_a_sentence_that_trails_off_is_quoted_with_the_line_it_announces() -> No
         "$ pip install httpx[http2]",
     ]
     assert choose_units(ev, 1) == [lead]  # one unit asked for, one quoted
+
+
+def test_a_trailing_lead_in_and_its_line_are_all_a_two_unit_answer_holds() -> None:
+    text = (
+        "HTTP/2 support has been optional since 2019.\n"
+        "You can do so by first making sure to install the optional HTTP/2 dependencies...\n"
+        "$ pip install httpx[http2]"
+    )
+    ev = gather(analyze("When do I install the optional HTTP/2 dependencies?"), [source("h", text)], HashingEmbedder())
+    lead = next(i for i, u in enumerate(ev.units) if u.text.endswith("dependencies..."))
+    ev.order = [lead] + [i for i in ev.order if i != lead]
+    # the typed-neighbour rule would add the dated sentence as a third unit
+    assert [ev.units[i].text for i in choose_units(ev, 2, relative_floor=1.0)] == [
+        "You can do so by first making sure to install the optional HTTP/2 dependencies...",
+        "$ pip install httpx[http2]",
+    ]

@@ -102,7 +102,7 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
         nxt = best + 1
         if trails_off(ev.units[best].text) and nxt < len(ev.units) and ev.units[nxt].source == ev.units[best].source:
             chosen.append(nxt)  # "… install the optional dependencies..." then "$ pip install httpx[http2]"
-        if q.answer_type in _TYPED and ev.type_hits[best] == 0:
+        if len(chosen) == 1 and q.answer_type in _TYPED and ev.type_hits[best] == 0:
             near = [j for j in ev.window(best) if j != best and ev.type_hits[j] > 0]
             if near:
                 chosen.append(max(near, key=lambda j: ev.scores[j]))

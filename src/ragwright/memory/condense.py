@@ -71,12 +71,12 @@ def _carry(message: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(names))[:MAX_CARRIED]
     content = [w for w in words(message) if len(w) > 3 and w.casefold() not in _REFERRING]
     # the content words, in order: analyze() gives stems, carry the words as written
-    return tuple(dict.fromkeys(w for w in content if stem(w.casefold()) in stems))[:MAX_CARRIED_WORDS]
+    return tuple(dict.fromkeys(w for w in content if stem(w) in stems))[:MAX_CARRIED_WORDS]
 
 
 def _trim(name: list[str]) -> list[str]:
     """A name without the sentence's capitalised function words around it ("In Newton's" → "Newton's")."""
-    while name and stem(name[0].casefold()) not in set(analyze(name[0]).terms):
+    while name and stem(name[0]) not in set(analyze(name[0]).terms):
         name = name[1:]
     return name
 

@@ -1,4 +1,4 @@
-from ragwright.generate.evidence import gather
+from ragwright.generate.evidence import Evidence, gather
 from ragwright.generate.extractive import ExtractiveAnswerer, _pieces, choose_units
 from ragwright.generate.question import analyze
 from ragwright.model.chunk import Chunk
@@ -153,21 +153,25 @@ def test_table_rows_the_question_cannot_tell_apart_are_both_quoted() -> None:
     assert len(choose_units(ev, 3, relative_floor=1.0)) == 1
 
 
+def ranked_first(question: str, text: str, marker: str) -> tuple[Evidence, int]:
+    """The evidence of *question* in one source of *text*, with the unit holding *marker* ranked first."""
+    ev = gather(analyze(question), [source("s", text)], HashingEmbedder())
+    first = next(i for i, u in enumerate(ev.units) if marker in u.text)
+    ev.order = [first] + [i for i in ev.order if i != first]
+    return ev, first
+
+
+def quoted(ev: Evidence, max_units: int) -> list[str]:
+    return [ev.units[i].text for i in choose_units(ev, max_units, relative_floor=1.0)]
+
+
 def test_a_short_line_is_quoted_with_the_line_that_says_what_it_is_about() -> None:
     text = (
         "IN THE HIGH COURT OF THE REALM x JANE ROE, :\n\nv. : No. 12-4410 RICHARD DOE. :\n\n"
         "The hearing before the High Court began at ten in the morning."
     )
-    ev = gather(
-        analyze("What is the case number of Roe v. Doe in the High Court?"), [source("t", text)], HashingEmbedder()
-    )
-    docket = next(i for i, u in enumerate(ev.units) if "12-4410" in u.text)
-    ev.order = [docket] + [i for i in ev.order if i != docket]
-    chosen = choose_units(ev, 3, relative_floor=1.0)
-    assert [ev.units[i].text for i in chosen] == [
-        "IN THE HIGH COURT OF THE REALM x JANE ROE, :",
-        "v. : No. 12-4410 RICHARD DOE. :",
-    ]
+    ev, docket = ranked_first("What is the case number of Roe v. Doe in the High Court?", text, "12-4410")
+    assert quoted(ev, 3) == ["IN THE HIGH COURT OF THE REALM x JANE ROE, :", "v. : No. 12-4410 RICHARD DOE. :"]
     assert choose_units(ev, 1) == [docket]  # one unit asked for, one quoted
 
 
@@ -185,11 +189,8 @@ def test_a_sentence_that_trails_off_is_quoted_with_the_line_it_announces() -> No
         "$ pip install httpx[http2]\n"
         "And then instantiating a client with HTTP/2 support enabled."
     )
-    ev = gather(analyze("How do I install the optional HTTP/2 dependencies?"), [source("h", text)], HashingEmbedder())
-    lead = next(i for i, u in enumerate(ev.units) if u.text.endswith("dependencies..."))
-    ev.order = [lead] + [i for i in ev.order if i != lead]
-    chosen = choose_units(ev, 3, relative_floor=1.0)
-    assert [ev.units[i].text for i in chosen] == [
+    ev, lead = ranked_first("How do I install the optional HTTP/2 dependencies?", text, "dependencies...")
+    assert quoted(ev, 3) == [
         "You can do so by first making sure to install the optional HTTP/2 dependencies...",
         "$ pip install httpx[http2]",
     ]
@@ -202,11 +203,9 @@ def test_a_trailing_lead_in_and_its_line_are_all_a_two_unit_answer_holds() -> No
         "You can do so by first making sure to install the optional HTTP/2 dependencies...\n"
         "$ pip install httpx[http2]"
     )
-    ev = gather(analyze("When do I install the optional HTTP/2 dependencies?"), [source("h", text)], HashingEmbedder())
-    lead = next(i for i, u in enumerate(ev.units) if u.text.endswith("dependencies..."))
-    ev.order = [lead] + [i for i in ev.order if i != lead]
+    ev, _ = ranked_first("When do I install the optional HTTP/2 dependencies?", text, "dependencies...")
     # the typed-neighbour rule would add the dated sentence as a third unit
-    assert [ev.units[i].text for i in choose_units(ev, 2, relative_floor=1.0)] == [
+    assert quoted(ev, 2) == [
         "You can do so by first making sure to install the optional HTTP/2 dependencies...",
         "$ pip install httpx[http2]",
     ]

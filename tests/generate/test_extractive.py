@@ -184,28 +184,18 @@ def test_a_quoted_line_loses_its_trailing_separator() -> None:
 
 def test_a_sentence_that_trails_off_is_quoted_with_the_line_it_announces() -> None:
     text = (
-        "HTTP/2 is not enabled by default.\n"
+        "HTTP/2 support has been optional since 2019.\n"
         "You can do so by first making sure to install the optional HTTP/2 dependencies...\n"
         "$ pip install httpx[http2]\n"
         "And then instantiating a client with HTTP/2 support enabled."
     )
+    announced = [
+        "You can do so by first making sure to install the optional HTTP/2 dependencies...",
+        "$ pip install httpx[http2]",
+    ]
     ev, lead = ranked_first("How do I install the optional HTTP/2 dependencies?", text, "dependencies...")
-    assert quoted(ev, 3) == [
-        "You can do so by first making sure to install the optional HTTP/2 dependencies...",
-        "$ pip install httpx[http2]",
-    ]
+    assert quoted(ev, 3) == announced
     assert choose_units(ev, 1) == [lead]  # one unit asked for, one quoted
-
-
-def test_a_trailing_lead_in_and_its_line_are_all_a_two_unit_answer_holds() -> None:
-    text = (
-        "HTTP/2 support has been optional since 2019.\n"
-        "You can do so by first making sure to install the optional HTTP/2 dependencies...\n"
-        "$ pip install httpx[http2]"
-    )
+    # a typed question: the rule that adds a neighbour holding the type (the dated sentence) adds no third unit
     ev, _ = ranked_first("When do I install the optional HTTP/2 dependencies?", text, "dependencies...")
-    # the typed-neighbour rule would add the dated sentence as a third unit
-    assert quoted(ev, 2) == [
-        "You can do so by first making sure to install the optional HTTP/2 dependencies...",
-        "$ pip install httpx[http2]",
-    ]
+    assert quoted(ev, 2) == announced

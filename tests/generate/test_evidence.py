@@ -141,6 +141,10 @@ def test_a_short_reply_opens_the_sentence_after_it_and_a_question_never_answers(
         Chunk.create("d", "Why settle on double quotes? They anticipate apostrophes in English text.", 0),
     )
     assert ev.units[ev.best].text == "They anticipate apostrophes in English text."
+    # a table row ending in "?" is data, not a question
+    rows = "| Question | Reply |\n| --- | --- |\n| Open on Sundays | Only in summer? |"
+    ev = evidence_for("Is the shop open on Sundays?", Chunk.create("t", rows, 0))
+    assert ev.units[ev.best].kind == "row" and ev.scores[ev.best] > 0.0
 
 
 def test_brackets_in_code_are_kept_but_reference_marks_go() -> None:

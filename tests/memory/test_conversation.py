@@ -173,3 +173,10 @@ def test_modes_needing_a_model_are_refused_without_one() -> None:
         enable_memory(rag, MemoryOptions(condense="llm"))
     with pytest.raises(ConfigError, match="session"):
         rag.conversation(session="  ")
+
+
+def test_a_camel_case_name_is_carried_into_the_follow_up() -> None:
+    # names are stemmed as analyze() stems them: "PyPy" and "macOS" stay names, not the stems "pypi"/"maco"
+    history = [Message("user", "Is PyPy supported on macOS?"), Message("assistant", "Yes. [Source 1]")]
+    out = heuristic_condense("Which versions of it?", history, 3)
+    assert out.carried == ("PyPy", "macOS")

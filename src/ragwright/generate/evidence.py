@@ -249,17 +249,19 @@ def rescore(ev: Evidence, model: LogisticModel | None = None) -> Evidence:
     from ragwright.generate.features import unit_features
 
     m = model or sentence_model()
-    # a question in the text ("Why settle on double quotes?") asks; the sentences after it answer
-    ev.scores = [
-        0.0 if ev.units[i].text.rstrip().endswith("?") else m.probability(unit_features(ev, i))
-        for i in range(len(ev.units))
-    ]
+    # a question in the prose ("Why settle on double quotes?") asks; the sentences after it answer (a table
+    # row is data, whatever its last cell ends with)
+    ev.scores = [0.0 if _asks(ev.units[i]) else m.probability(unit_features(ev, i)) for i in range(len(ev.units))]
     ev.order = sorted(range(len(ev.units)), key=lambda i: (-ev.scores[i], ev.units[i].source, ev.units[i].index))
     typed = _typed_rival(ev)
     if typed is not None:
         ev.order.remove(typed)
         ev.order.insert(0, typed)
     return ev
+
+
+def _asks(unit: Unit) -> bool:
+    return unit.kind == "sentence" and unit.text.rstrip().endswith("?")
 
 
 def _spelled_out(ev: Evidence) -> int | None:

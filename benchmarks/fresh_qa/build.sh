@@ -20,4 +20,17 @@ for f in docs/faq.md docs/getting_started.md docs/the_black_code_style/current_s
          docs/guides/using_black_with_jupyter_notebooks.md docs/integrations/github_actions.md; do
   git --git-dir="$bk" show "$BLACK_COMMIT:$f" > "$out/black/black_$(basename "$f")"
 done
+if [ $# -ge 6 ]; then
+  po=$5 px=$6
+  POETRY_COMMIT=f46702336862f30050d5c641d5ed6f7568ded793
+  PIPX_COMMIT=9bb766c055d47b44ea36c342b87ed569e7c442b1
+  mkdir -p "$out/poetry_pipx"
+  for f in docs/configuration.md docs/managing-environments.md docs/faq.md docs/libraries.md docs/pre-commit-hooks.md; do
+    git --git-dir="$po" show "$POETRY_COMMIT:$f" > "$out/poetry_pipx/poetry_$(basename "$f")"
+  done
+  for f in docs/how-to/install-pipx.rst docs/reference/environment-variables.rst docs/reference/exit-codes.rst \
+           docs/explanation/how-pipx-works.rst docs/how-to/pin-packages.rst; do
+    git --git-dir="$px" show "$PIPX_COMMIT:$f" > "$out/poetry_pipx/pipx_$(basename "$f")"
+  done
+fi
 ls "$out"/* | wc -l

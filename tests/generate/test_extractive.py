@@ -199,3 +199,36 @@ def test_a_sentence_that_trails_off_is_quoted_with_the_line_it_announces() -> No
     # a typed question: the rule that adds a neighbour holding the type (the dated sentence) adds no third unit
     ev, _ = ranked_first("When do I install the optional HTTP/2 dependencies?", text, "dependencies...")
     assert quoted(ev, 2) == announced
+
+
+SETTINGS = (
+    "Type: boolean\n\nDefault: true\n\nEnvironment Variable: TOOL_INSTALLER_PARALLEL\n\nIntroduced in 1.1.4\n\n"
+    "Use parallel execution when using the new installer."
+)
+
+
+def setting_source(name: str, text: str) -> SearchResult:
+    return SearchResult(Chunk.create("cfg", text, 0, section_path=("Configuration", name)), 0.5)
+
+
+def test_a_labelled_value_line_is_a_unit_and_answers_the_question_that_names_its_label() -> None:
+    sources = [
+        setting_source("installer.parallel", SETTINGS),
+        setting_source("requests.max-retries", SETTINGS.replace("true", "0").replace("PARALLEL", "MAX_RETRIES")),
+    ]
+    ev = gather(analyze("What is the default value of installer.parallel?"), sources, HashingEmbedder())
+    assert "Default: true" in [u.text for u in ev.units]  # two words, no digit: kept, for its label
+    first = choose_units(ev, 1)[0]
+    assert (ev.units[first].source, ev.units[first].text) == (1, "Default: true")  # under the named heading
+    ev = gather(analyze("Which environment variable sets installer.parallel?"), sources, HashingEmbedder())
+    assert ev.units[choose_units(ev, 1)[0]].text == "Environment Variable: TOOL_INSTALLER_PARALLEL"
+
+
+def test_a_heading_naming_a_setting_in_code_matches_the_question_that_names_it_whole() -> None:
+    ev = gather(
+        analyze("What is the default value of requests.max-retries?"),
+        [setting_source("requests.max-retries", SETTINGS)],
+        HashingEmbedder(),
+    )
+    default = next(i for i, u in enumerate(ev.units) if u.text == "Default: true")
+    assert "requests.max-retri" in ev.window_stems[default]  # the name whole, as the question has it

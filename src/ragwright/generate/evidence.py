@@ -25,6 +25,7 @@ from ragwright.generate.lines import (
     MIN_WORDS,
     Unit,
     clean_inline,
+    field_label,
     is_navigation,
     is_title_like,
     leans_on_neighbours,
@@ -180,6 +181,10 @@ def _window(units: Sequence[Unit], i: int) -> list[int]:
     return [j for j in (i - 1, i, i + 1) if 0 <= j < len(units) and units[j].source == units[i].source]
 
 
+def _heading_stems(path: str) -> frozenset[str]:
+    return frozenset(content_stems(path)) | frozenset(content_stems(re.sub(r"[-_]", " ", path)))
+
+
 def gather(
     question: Question,
     results: Sequence[SearchResult],
@@ -196,8 +201,9 @@ def gather(
     stems = [frozenset(seq) | acronym_stems(question.text, u.text) for seq, u in zip(seqs, units, strict=True)]
     # a hyphenated word also holds its parts ("enc-layers": layers); a table header its clipped words ("enc")
     stems = [s | _part_stems(question.text, u) for s, u in zip(stems, units, strict=True)]
-    # a chunk's heading path says what its lines are about: its words count around each of them
-    headings = [frozenset(content_stems(re.sub(r"[-_]", " ", " ".join(r.chunk.section_path)))) for r in results]
+    # a chunk's heading path says what its lines are about: its words count around each of them, a name
+    # written as code ("installer.max-workers") both whole and in its parts
+    headings = [_heading_stems(" ".join(r.chunk.section_path)) for r in results]
     window_stems: list[frozenset[str]] = []
     for i, u in enumerate(units):
         near = [stems[j] for j in _window(units, i)] + [headings[u.source - 1]]
@@ -295,4 +301,21 @@ def _typed_rival(ev: Evidence) -> int | None:
             and coverage(keys, ev.stems[j]) >= coverage(keys, ev.stems[best])
         ):
             return j
+    return None
+
+
+def labelled_unit(ev: Evidence) -> int | None:
+    """A line that labels its value with the very word asked for ("Default: true" for "What is the default
+    value of installer.parallel?", "Environment Variable: POETRY_CACHE_DIR" for "Which environment variable
+    sets …?") answers outright when its window (its neighbours and heading) covers the question as well as
+    any unit does: the answer quotes it (the gate still reads the model's ranking). The best-scoring such
+    line, or ``None``."""
+    if not ev.order:
+        return None
+    terms, best_window = set(ev.question.terms), max(ev.window_coverage)
+    for i in ev.order:
+        label = field_label(ev.units[i].text)
+        stems = set(content_stems(label)) if label else set()
+        if stems and stems <= terms and ev.window_coverage[i] >= best_window:
+            return i
     return None

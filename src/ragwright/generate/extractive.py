@@ -25,7 +25,15 @@ from dataclasses import replace
 from typing import Final
 
 from ragwright.generate.answerability import applies_to, judge
-from ragwright.generate.evidence import EmbeddingCache, Evidence, gather, leans_on_neighbours, pieces, row_labels
+from ragwright.generate.evidence import (
+    EmbeddingCache,
+    Evidence,
+    gather,
+    labelled_unit,
+    leans_on_neighbours,
+    pieces,
+    row_labels,
+)
 from ragwright.generate.lines import trails_off
 from ragwright.generate.options import RagOptions
 from ragwright.generate.question import Question, analyze, new_type_spans
@@ -93,7 +101,9 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
     does ("Which research centre debunked the myth?": "A common urban legend claims …" then "This myth
     was first debunked by the Acoustics Research Centre …").
     """
-    best = ev.best
+    best = labelled_unit(ev)
+    if best is None:
+        best = ev.best
     if best is None:
         return []
     chosen = [best]

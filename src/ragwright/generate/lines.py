@@ -21,6 +21,8 @@ MIN_WORDS: Final = 4
 #: A line of at most this many words that does not end as a sentence is read with its neighbours.
 SHORT_LINE_WORDS: Final = 8
 _SENTENCE_END: Final = (".", "!", "?", "。")
+#: A labelled value on a line of its own: "Default: true", "Environment Variable: POETRY_CACHE_DIR".
+_FIELD: Final = re.compile(r"^(?P<label>[A-Z][\w-]*(?: [\w-]+){0,2}): +\S")
 MAX_UNITS_PER_SOURCE: Final = 60
 _TABLE_RULE: Final = re.compile(r"^\|?[\s:|-]+\|?$")
 _HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -145,7 +147,7 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
             if _RECORD.match(line):  # a spreadsheet row written as "Header: value; …"
                 out.append(("row", line, ""))
                 continue
-            if not was_item and (is_title_like(line) or (_CAPTION.match(line) and len(line.split()) <= 8)):
+            if not was_item and not field_label(line) and (is_title_like(line) or _short_caption(line)):
                 continue  # a title, label or short caption ("Table 1: EU Countries Information")
             for sentence in _sentences(line):
                 # a lead-in ("… could eat:") announces what follows; it answers nothing itself (a spaced
@@ -226,11 +228,25 @@ def units_of(results: Sequence[SearchResult]) -> list[Unit]:
 
 
 def _long_enough(text: str) -> bool:
-    """Four words, or two when one holds a digit (a date line, "No. 07-1315"); never a bare caption."""
+    """Four words, or two when one holds a digit (a date line, "No. 07-1315") or a label names the value
+    after it ("Default: true", "Type: string"); never a bare caption."""
     n = len(text.split())
     if n <= 8 and re.match(r"^(?:table|figure|fig\.|chart|listing|exhibit)\s*[0-9A-Z][\w.-]*\s*[:.]?$", text, re.I):
         return False
-    return n >= MIN_WORDS or (n >= 2 and any(c.isdigit() for c in text))
+    return n >= MIN_WORDS or (n >= 2 and (any(c.isdigit() for c in text) or field_label(text) is not None))
+
+
+def _short_caption(line: str) -> bool:
+    return bool(_CAPTION.match(line)) and len(line.split()) <= 8
+
+
+def field_label(text: str) -> str | None:
+    """The label of a line that is one labelled value ("Default: true" → "Default"), or ``None`` (a caption
+    such as "Table 2: …" is no labelled value)."""
+    if _CAPTION.match(text.strip()):
+        return None
+    match = _FIELD.match(text.strip())
+    return match.group("label") if match and len(text.split()) <= SHORT_LINE_WORDS else None
 
 
 def row_labels(text: str) -> list[str]:

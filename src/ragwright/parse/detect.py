@@ -33,6 +33,7 @@ Format = Literal[
     "eml",
     "html",
     "markdown",
+    "rst",
     "csv",
     "code",
     "text",
@@ -42,6 +43,7 @@ Format = Literal[
 
 OLE_MAGIC: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _MARKDOWN_SUFFIXES: Final = (".md", ".markdown", ".mdown", ".mkd")
+_RST_SUFFIXES: Final = (".rst", ".rest")
 _CSV_SUFFIXES: Final = (".csv", ".tsv")
 CODE_SUFFIXES: Final = {
     ".py": "python",
@@ -96,6 +98,17 @@ _CP1252_TEXT: Final = (
     | frozenset(range(32, 127))
     | (frozenset(range(128, 256)) - frozenset(b"\x81\x8d\x8f\x90\x9d"))
 )
+
+
+def text_or_refuse(data: bytes) -> str:
+    """:func:`decode_text`, or a :class:`~ragwright.errors.ParseError` when *data* is not text (the text
+    parsers' entry points)."""
+    from ragwright.errors import ParseError
+
+    text = decode_text(data)
+    if text is None:
+        raise ParseError("the file is not decodable text")
+    return text
 
 
 def decode_text(data: bytes) -> str | None:
@@ -216,6 +229,8 @@ def detect(data: bytes, name_hint: str = "") -> Format:
     name = name_hint.lower()
     if name.endswith(_MARKDOWN_SUFFIXES):
         return "markdown"
+    if name.endswith(_RST_SUFFIXES):
+        return "rst"
     if name.endswith(_CSV_SUFFIXES):
         return "csv"
     if any(name.endswith(suffix) for suffix in CODE_SUFFIXES):

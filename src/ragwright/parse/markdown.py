@@ -152,10 +152,6 @@ def parse_markdown_bytes(
     document_id: str, data: bytes, *, source: str | None, options: object = None, name_hint: str = ""
 ) -> Document:
     """The registry entry point: decode, then :func:`parse_markdown`."""
-    from ragwright.errors import ParseError
-    from ragwright.parse.detect import decode_text
+    from ragwright.parse.detect import text_or_refuse
 
-    text = decode_text(data)
-    if text is None:
-        raise ParseError("the file is not decodable text")
-    return parse_markdown(document_id, text, source=source)
+    return parse_markdown(document_id, text_or_refuse(data), source=source)

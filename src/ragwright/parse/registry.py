@@ -22,6 +22,7 @@ from ragwright.parse.options import ParseOptions
 # format → (module, function, version attribute is the module's VERSION)
 _PARSERS: Final[dict[str, tuple[str, str]]] = {
     "markdown": ("ragwright.parse.markdown", "parse_markdown_bytes"),
+    "rst": ("ragwright.parse.rst", "parse_rst_bytes"),
     "text": ("ragwright.parse.text", "parse_text_bytes"),
     "pdf": ("ragwright.parse.pdf.parser", "parse_pdf"),
     "docx": ("ragwright.parse.office.docx", "parse_docx"),
@@ -34,7 +35,7 @@ _PARSERS: Final[dict[str, tuple[str, str]]] = {
     "code": ("ragwright.parse.code", "parse_code"),
     "image": ("ragwright.parse.image", "parse_image"),
 }
-_IN_PROCESS: Final = frozenset({"markdown", "text", "csv", "code"})
+_IN_PROCESS: Final = frozenset({"markdown", "rst", "text", "csv", "code"})
 # format → the importable modules its parser needs: (module, the pip extra that brings it, purpose). The
 # document parsers are base dependencies; their extras remain (listing the same packages), so
 # ``pip install 'ragwright[office]'`` repairs an install that lacks them.
@@ -49,6 +50,7 @@ _NEEDS: Final[dict[str, tuple[tuple[str, str, str], ...]]] = {
         ("trafilatura", "html", "HTML main-content extraction"),
     ),
     "msg": (("extract_msg", "office", "Outlook .msg parsing"),),
+    "rst": (("docutils", "rst", "reStructuredText parsing"),),
 }  # images need OCR, an extra: parse_image says which when it is missing
 _REFUSED: Final[dict[str, str]] = {
     "encrypted_ooxml": "encrypted: the Office document is password-protected",
@@ -104,7 +106,7 @@ def _run(
         kwargs["language"] = next(
             (lang for suf, lang in CODE_SUFFIXES.items() if name_hint.lower().endswith(suf)), None
         )
-    if fmt in ("markdown", "text"):
+    if fmt in ("markdown", "rst", "text"):
         kwargs["name_hint"] = name_hint
     doc: Document = fn(document_id, data, **kwargs)
     return doc

@@ -21,10 +21,6 @@ def parse_text_bytes(
     document_id: str, data: bytes, *, source: str | None, options: object = None, name_hint: str = ""
 ) -> Document:
     """The registry entry point: decode, then :func:`parse_text`."""
-    from ragwright.errors import ParseError
-    from ragwright.parse.detect import decode_text
+    from ragwright.parse.detect import text_or_refuse
 
-    text = decode_text(data)
-    if text is None:
-        raise ParseError("the file is not decodable text")
-    return parse_text(document_id, text, source=source)
+    return parse_text(document_id, text_or_refuse(data), source=source)

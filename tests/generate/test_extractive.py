@@ -232,3 +232,49 @@ def test_a_heading_naming_a_setting_in_code_matches_the_question_that_names_it_w
     )
     default = next(i for i, u in enumerate(ev.units) if u.text == "Default: true")
     assert "requests.max-retri" in ev.window_stems[default]  # the name whole, as the question has it
+
+
+def test_a_labelled_line_may_start_lowercase_and_answers_for_its_label() -> None:
+    text = (
+        "The config.toml file is created when you first run the config command. It is found in:\n\n"
+        "- macOS: ~/Library/Application Support/tool\n- Windows: %APPDATA%\\tool"
+    )
+    ev = gather(analyze("Where is the config.toml file on macOS?"), [source("c", text)], HashingEmbedder())
+    assert "macOS: ~/Library/Application Support/tool" in [u.text for u in ev.units]  # three words, kept
+    assert ev.units[choose_units(ev, 1)[0]].text == "macOS: ~/Library/Application Support/tool"
+
+
+def test_which_setting_names_the_code_heading_its_sentence_is_under() -> None:
+    chunk = Chunk.create(
+        "cfg",
+        "Create the virtualenv inside the project's root directory.",
+        0,
+        section_path=("Configuration", "virtualenvs.in-project"),
+    )
+    response = ExtractiveAnswerer(HashingEmbedder()).answer(
+        "Which setting makes the tool create the virtualenv inside the project's root directory?",
+        [SearchResult(chunk, 0.5)],
+        OFF,
+    )
+    assert response.answer == (
+        "virtualenvs.in-project: Create the virtualenv inside the project's root directory. [Source 1]"
+    )
+    # a heading in prose, or one the question already names, is not the answer
+    for path, question in (
+        (("Configuration", "Project layout"), "Which setting makes the tool create the virtualenv inside the project?"),
+        (("virtualenvs.in-project",), "Which value does virtualenvs.in-project take to create it inside the project?"),
+    ):
+        chunk = Chunk.create("cfg", "Create the virtualenv inside the project's root directory.", 0, section_path=path)
+        answer = ExtractiveAnswerer(HashingEmbedder()).answer(question, [SearchResult(chunk, 0.5)], OFF).answer
+        assert answer.startswith("Create the virtualenv")
+
+
+def test_a_labelled_value_is_matched_with_the_heading_it_is_the_value_of() -> None:
+    question = analyze("What is the default value of requests.max-retries?")
+    text = "Type: int\n\nDefault: 0\n\nSet the maximum number of retries in an unstable network."
+
+    def default_cosine(path: tuple[str, ...]) -> float:
+        ev = gather(question, [SearchResult(Chunk.create("c", text, 0, section_path=path), 0.5)], HashingEmbedder())
+        return next(c for u, c in zip(ev.units, ev.cosines, strict=True) if u.text == "Default: 0")
+
+    assert default_cosine(("Configuration", "requests.max-retries")) > default_cosine(())

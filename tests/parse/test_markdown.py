@@ -80,3 +80,18 @@ def test_detect_by_content_not_extension() -> None:
     assert detect(b"# hi", "notes.md") == "markdown"
     assert detect(b"# hi", "notes.txt") == "text"
     assert detect("ünïcode".encode("utf-16"), "x.txt") == "text"
+
+
+def test_hugo_shortcodes_around_prose_are_stripped_but_kept_in_code() -> None:
+    from ragwright.parse.markdown import parse_markdown
+
+    md = (
+        "{{% note %}}\nLooking for `tool shell`? It moved to a plugin: [`tool-plugin-shell`](https://x)\n"
+        '{{% /note %}}\n\n{{< tabs tabTotal="2" tabName1="Bash/Zsh" >}}\n\n{{< tab tabID="bash" >}}\n\n'
+        'Text in a tab.\n\n```go\n{{< tab tabID="x" >}} stays in code\n```\n'
+    )
+    assert [(e.kind.value, e.text) for e in parse_markdown("d", md).elements] == [
+        ("paragraph", "Looking for tool shell? It moved to a plugin: tool-plugin-shell"),
+        ("paragraph", "Text in a tab."),
+        ("code", '{{< tab tabID="x" >}} stays in code'),
+    ]

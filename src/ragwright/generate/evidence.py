@@ -164,15 +164,17 @@ def _lead_stems(unit: Unit) -> frozenset[str]:
     return frozenset(content_stems(unit.context)) if unit.kind == "row" and unit.context else frozenset()
 
 
-def _read_as(units: Sequence[Unit], i: int) -> str:
+def _read_as(units: Sequence[Unit], i: int, heading: str = "") -> str:
     """The text unit *i* is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
     Food: Ash, Elm, Maple"), whose words say what the row is about; a short line that leans on its
-    neighbours (:func:`leans_on_neighbours`) with them; any other unit as written."""
+    neighbours (:func:`leans_on_neighbours`) with them, and a labelled value ("Default: 0") under its
+    *heading* too (the setting it is the default of); any other unit as written."""
     unit = units[i]
     if unit.kind == "row" and unit.context:
         return f"{unit.context} {unit.text}"
     if leans_on_neighbours(unit):
-        return " ".join(units[j].text for j in _window(units, i))
+        near = " ".join(units[j].text for j in _window(units, i))
+        return f"{heading}: {near}" if heading and field_label(unit.text) else near
     return unit.text
 
 
@@ -217,8 +219,10 @@ def gather(
     contexts = list(dict.fromkeys(u.context for u in units if u.context))
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)
-        read = [i for i, u in enumerate(units) if _read_as(units, i) != u.text]
-        texts = [u.text for u in units] + contexts + [_read_as(units, i) for i in read]
+        titles = [r.chunk.section_path[-1] if r.chunk.section_path else "" for r in results]
+        read_as = [_read_as(units, i, titles[u.source - 1]) for i, u in enumerate(units)]
+        read = [i for i, u in enumerate(units) if read_as[i] != u.text]
+        texts = [u.text for u in units] + contexts + [read_as[i] for i in read]
         scores = [float(x) for x in (cache or EmbeddingCache()).vectors(embedder, texts) @ qvec]
         cosines = scores[: len(units)]
         for i, cos in zip(read, scores[len(units) + len(contexts) :], strict=True):

@@ -36,7 +36,7 @@ from ragwright.generate.evidence import (
 )
 from ragwright.generate.lines import trails_off
 from ragwright.generate.options import RagOptions
-from ragwright.generate.question import Question, analyze, new_type_spans
+from ragwright.generate.question import Question, analyze, is_code_name, new_type_spans
 from ragwright.model.results import Citation, RagResponse, SearchResult
 from ragwright.models.embedders.base import Embedder
 
@@ -56,6 +56,23 @@ _WHICH_THING: Final = re.compile(
 def _new_names(q: Question, ev: Evidence, i: int) -> list[str]:
     """The names of unit *i* that the question does not hold (a "which thing" question's answer)."""
     return new_type_spans(replace(q, answer_type="person"), ev.units[i].text)
+
+
+def _naming_heading(ev: Evidence, chosen: list[int], sources: Sequence[SearchResult]) -> str | None:
+    """The heading to name in a "which thing" answer whose quoted units name nothing new: the first unit's
+    section heading when it is one name written as code that the question lacks ("Which setting makes
+    Poetry create the virtualenv inside the project?": "virtualenvs.in-project: Create the virtualenv
+    inside the project's root directory.") — the section is about that thing, so it is what was asked."""
+    q = ev.question
+    if not chosen or q.answer_type != "other" or not _WHICH_THING.match(q.text):
+        return None
+    if any(_new_names(q, ev, i) for i in chosen):
+        return None
+    path = sources[ev.units[chosen[0]].source - 1].chunk.section_path
+    heading = path[-1].strip().strip("`") if path else ""
+    if not heading or not is_code_name(heading) or heading.casefold() in q.text.casefold():
+        return None
+    return heading
 
 
 def _pieces(text: str) -> list[str]:
@@ -175,10 +192,14 @@ class ExtractiveAnswerer:
         elif max(ev.cosines) < options.extractive_min_similarity:
             return self._decline(sources, "no_supporting_sentence")
         parts, citations = [], []
-        for i in choose_units(ev, options.max_answer_sentences, options.extractive_relative_floor):
+        chosen = choose_units(ev, options.max_answer_sentences, options.extractive_relative_floor)
+        heading = _naming_heading(ev, chosen, sources)
+        for i in chosen:
             unit = ev.units[i]
             text = unit.text.rstrip(" :;,")  # "… MIRZAYANCE. :" quoted as "… MIRZAYANCE."
             text = text if text.endswith((".", "!", "?", "。")) else text + "."
+            if heading is not None:
+                text, heading = f"{heading}: {text}", None
             parts.append(f"{text} [Source {unit.source}]")
             chunk = sources[unit.source - 1].chunk
             citations.append(Citation(unit.source, chunk.id, chunk.document_id, unit.text))

@@ -22,7 +22,7 @@ MIN_WORDS: Final = 4
 SHORT_LINE_WORDS: Final = 8
 _SENTENCE_END: Final = (".", "!", "?", "。")
 #: A labelled value on a line of its own: "Default: true", "Environment Variable: POETRY_CACHE_DIR".
-_FIELD: Final = re.compile(r"^(?P<label>[A-Z][\w-]*(?: [\w-]+){0,2}): +\S")
+_FIELD: Final = re.compile(r"^(?P<label>[^\W\d_][\w-]*(?: [\w-]+){0,2}): +\S")
 MAX_UNITS_PER_SOURCE: Final = 60
 _TABLE_RULE: Final = re.compile(r"^\|?[\s:|-]+\|?$")
 _HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s")

@@ -144,6 +144,8 @@ _WHEN: Final = re.compile(r"\bwhen\b", re.I)
 _IDENTIFIER: Final = re.compile(
     r"(?<![\w.-])(?:--?[A-Za-z][\w-]*|[A-Za-z]\w*_\w+|[A-Za-z]\w*(?:\.[A-Za-z]\w+)+|[a-z]+[A-Z]\w*)"
 )
+# One whole name written as code: a flag, a dotted or snake-case name (hyphens inside allowed), camel case.
+_CODE_NAME: Final = re.compile(r"--?[A-Za-z][\w.-]*|[A-Za-z][\w-]*(?:[._][\w-]{2,})+|[a-z]+[A-Z]\w*")
 # Wh-words and question scaffolding: never content.
 _SCAFFOLD_WORDS: Final = (
     "what which who whom whose when where why how many much long often did does do is are was were "
@@ -219,6 +221,11 @@ class Question:
         keys |= {stem(w) for n in self.numbers for w in words(n)}
         keys |= {stem(q) for q in self.qualifiers}
         return frozenset(k for k in keys if k in self.terms)
+
+
+def is_code_name(text: str) -> bool:
+    """Whether *text* is one name written as code ("virtualenvs.in-project", "PIPX_HOME", "--line-length")."""
+    return bool(_CODE_NAME.fullmatch(text.strip()))
 
 
 @functools.cache

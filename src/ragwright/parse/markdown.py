@@ -13,7 +13,10 @@ from typing import Any, Final
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
 
-VERSION = "markdown/2"  # 2: front-matter dates (unquoted ones too) as created_at / updated_at
+VERSION = "markdown/3"  # 2: front-matter dates as created_at / updated_at; 3: Hugo shortcodes stripped
+#: A Hugo shortcode tag ("{{% note %}}", "{{< tab tabID=\"fish\" >}}", "{{% /warning %}}"): site markup
+#: around prose, never content (docs built with Hugo write notes and tabs so).
+_SHORTCODE: Final = re.compile(r"\{\{([<%])\s*/?\s*[A-Za-z][\w.-]*(?:\s[^{}]*?)?\s*\1?[>%]\}\}")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(\n|\Z)", re.DOTALL)
 #: Front-matter keys of static site generators and blogs that name a page's dates.
 _DATE_ALIASES: Final = {
@@ -46,6 +49,11 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
             if found is not None:
                 meta[target] = found
     return meta, text[match.end() :]
+
+
+def _prose(text: str) -> str:
+    """*text* without Hugo shortcode tags (the prose between them stays)."""
+    return " ".join(_SHORTCODE.sub(" ", text).split()) if "{{" in text else text
 
 
 def _inline_text(token: Any) -> str:
@@ -101,7 +109,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
         kind = tok.type
         if kind == "heading_open":
             level = int(tok.tag[1:])
-            heading = _inline_text(tokens[i + 1])
+            heading = _prose(_inline_text(tokens[i + 1]))
             if heading:
                 elements.append(Element(ElementKind.HEADING, heading, level=level))
                 if title is None and level == 1:
@@ -113,7 +121,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
         elif kind in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
         elif kind == "inline" and i > 0 and tokens[i - 1].type == "paragraph_open":
-            content = _inline_text(tok)
+            content = _prose(_inline_text(tok))
             if content:
                 in_item = list_depth > 0
                 elements.append(

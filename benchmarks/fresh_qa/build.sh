@@ -33,4 +33,17 @@ if [ $# -ge 6 ]; then
     git --git-dir="$px" show "$PIPX_COMMIT:$f" > "$out/poetry_pipx/pipx_$(basename "$f")"
   done
 fi
+if [ $# -ge 8 ]; then
+  rq=$7 ck=$8
+  REQUESTS_COMMIT=1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e
+  CLICK_COMMIT=2c8cd3ac958a7eb316d67f2d316c27086c4c0369
+  mkdir -p "$out/requests_click"
+  for f in docs/user/quickstart.rst docs/community/faq.rst docs/user/install.rst docs/user/authentication.rst \
+           docs/user/advanced.rst; do
+    git --git-dir="$rq" show "$REQUESTS_COMMIT:$f" > "$out/requests_click/requests_$(basename "$f")"
+  done
+  for f in docs/exceptions.md docs/testing.md docs/shell-completion.md docs/prompts.md; do
+    git --git-dir="$ck" show "$CLICK_COMMIT:$f" > "$out/requests_click/click_$(basename "$f")"
+  done
+fi
 ls "$out"/* | wc -l

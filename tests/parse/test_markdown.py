@@ -95,3 +95,28 @@ def test_hugo_shortcodes_around_prose_are_stripped_but_kept_in_code() -> None:
         ("paragraph", "Text in a tab."),
         ("code", '{{< tab tabID="x" >}} stays in code'),
     ]
+
+
+def test_myst_roles_directives_and_targets_read_as_a_sphinx_reader_sees_them() -> None:
+    from ragwright.parse.markdown import parse_markdown
+
+    md = (
+        "(exit-codes)=\n\n# Exit Codes\n\n"
+        "It handles {exc}`EOFError` as {exc}`~click.exceptions.Abort`; see {doc}`Entry points <entry-points>`.\n\n"
+        "```{warning}\nThese tools are not thread-safe.\n```\n\n"
+        "```{code-block} python\n:caption: hello.py\n\nprint('hi')\n```\n\n"
+        "```{contents}\n---\ndepth: 2\n---\n```\n\n"
+        "```{eval-rst}\n.. note::\n\n   An rst note inside.\n```\n\n"
+        "```python\nplain = 'code'\n```\n"
+    )
+    doc = parse_markdown("d", md)
+    assert [(e.kind.value, e.text) for e in doc.elements] == [
+        ("heading", "Exit Codes"),
+        ("paragraph", "It handles EOFError as Abort; see Entry points."),
+        ("paragraph", "These tools are not thread-safe."),
+        ("code", "print('hi')"),
+        ("paragraph", "An rst note inside."),
+        ("code", "plain = 'code'"),
+    ]
+    assert doc.elements[3].attributes == {"language": "python"}
+    assert doc.title == "Exit Codes"

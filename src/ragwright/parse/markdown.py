@@ -12,8 +12,9 @@ from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
+from ragwright.parse.myst import directive_elements, is_target, role_text
 
-VERSION = "markdown/3"  # 2: front-matter dates as created_at / updated_at; 3: Hugo shortcodes stripped
+VERSION = "markdown/3"  # 2: front-matter dates as created_at / updated_at; 3: Hugo shortcodes, MyST
 #: A Hugo shortcode tag ("{{% note %}}", "{{< tab tabID=\"fish\" >}}", "{{% /warning %}}"): site markup
 #: around prose, never content (docs built with Hugo write notes and tabs so).
 _SHORTCODE: Final = re.compile(r"\{\{([<%])\s*/?\s*[A-Za-z][\w.-]*(?:\s[^{}]*?)?\s*\1?[>%]\}\}")
@@ -60,7 +61,10 @@ def _inline_text(token: Any) -> str:
     """Plain text of an inline token (links keep their text, images their alt text)."""
     parts: list[str] = []
     for child in token.children or []:
-        if child.type in ("text", "code_inline"):
+        if child.type == "code_inline" and parts:  # a MyST role: "{exc}" before the span names it
+            parts[-1], code = role_text(parts[-1], child.content)
+            parts.append(code)
+        elif child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append("\n" if child.type == "hardbreak" else " ")
@@ -97,11 +101,26 @@ def _table_markdown(tokens: list[Any], start: int) -> tuple[str, int]:
 
 
 def parse_markdown(document_id: str, text: str, *, source: str | None = None) -> Document:
-    mdit = require("markdown_it", "markdown", "Markdown parsing")
     front, body = split_front_matter(text.replace("\r\n", "\n"))
+    elements = _elements(body, 0)
+    title: str | None = front["title"].strip() or None if isinstance(front.get("title"), str) else None
+    if title is None:
+        title = next((e.text for e in elements if e.kind is ElementKind.HEADING and e.level == 1), None)
+    return Document(
+        id=document_id,
+        elements=tuple(elements),
+        title=title,
+        source=source,
+        mime_type="text/markdown",
+        metadata=front,
+    )
+
+
+def _elements(body: str, depth: int) -> list[Element]:
+    """The elements of Markdown *body* (a MyST directive's body is read at *depth* + 1)."""
+    mdit = require("markdown_it", "markdown", "Markdown parsing")
     tokens = mdit.MarkdownIt("commonmark").enable("table").parse(body)
     elements: list[Element] = []
-    title: str | None = front["title"].strip() or None if isinstance(front.get("title"), str) else None
     list_depth = 0
     i = 0
     while i < len(tokens):
@@ -112,8 +131,6 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
             heading = _prose(_inline_text(tokens[i + 1]))
             if heading:
                 elements.append(Element(ElementKind.HEADING, heading, level=level))
-                if title is None and level == 1:
-                    title = heading
             i += 3
             continue
         if kind in ("bullet_list_open", "ordered_list_open"):
@@ -122,7 +139,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
             list_depth -= 1
         elif kind == "inline" and i > 0 and tokens[i - 1].type == "paragraph_open":
             content = _prose(_inline_text(tok))
-            if content:
+            if content and not is_target(content):
                 in_item = list_depth > 0
                 elements.append(
                     Element(
@@ -132,8 +149,11 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
                     )
                 )
         elif kind in ("fence", "code_block"):
+            directive = directive_elements(tok.info or "", tok.content, _elements, depth) if kind == "fence" else None
             code = tok.content.rstrip("\n")
-            if code.strip():
+            if directive is not None:
+                elements.extend(directive)
+            elif code.strip():
                 lang = (tok.info or "").strip().split(" ")[0] or None
                 attrs = {"language": lang} if lang else {}
                 elements.append(Element(ElementKind.CODE, code, attributes=attrs))
@@ -146,14 +166,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
             if stripped and not tok.content.lstrip().startswith("<!--"):
                 elements.append(Element(ElementKind.PARAGRAPH, stripped))
         i += 1
-    return Document(
-        id=document_id,
-        elements=tuple(elements),
-        title=title,
-        source=source,
-        mime_type="text/markdown",
-        metadata=front,
-    )
+    return elements
 
 
 def parse_markdown_bytes(

@@ -20,9 +20,12 @@ from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
 
 VERSION = "rst/1"
-#: Directives whose body is a diagram, a build instruction or an API import, not prose.
-_DROPPED: Final = frozenset(
+#: Directives whose body is a diagram, a build instruction, a table of contents or an API import, not prose.
+DROPPED_DIRECTIVES: Final = frozenset(
     {
+        "contents",
+        "currentmodule",
+        "module",
         "mermaid",
         "graphviz",
         "digraph",
@@ -56,18 +59,19 @@ _OPTION: Final = re.compile(r"\A\s*:[\w-]+:.*$")
 _MAX_DEPTH: Final = 40  # nesting past this (hostile input) is read as text
 
 
+def role_title(body: str) -> str:
+    """What a role's text reads as: ``Title <target>`` → ``Title``; ``~pkg.Name`` → ``Name``; ``!HOME`` →
+    ``HOME`` (reStructuredText's and MyST's roles alike)."""
+    titled = _TARGET.sub("", body)
+    if titled and titled != body:
+        return titled.strip()
+    body = body.lstrip("!")
+    return body.rsplit(".", 1)[-1] if body.startswith("~") else body
+
+
 def _role_text(raw: str) -> str:
     """``:doc:`Title <target>``` → ``Title``; ``:class:`~pkg.Name``` → ``Name``; ``:envvar:`HOME``` → ``HOME``."""
-
-    def one(match: re.Match[str]) -> str:
-        body = match.group("body")
-        titled = _TARGET.sub("", body)
-        if titled and titled != body:
-            return titled.strip()
-        body = body.lstrip("!")
-        return body.rsplit(".", 1)[-1] if body.startswith("~") else body
-
-    return _ROLE.sub(one, raw)
+    return _ROLE.sub(lambda match: role_title(match.group("body")), raw)
 
 
 def _text(node: Any) -> str:
@@ -175,7 +179,7 @@ class _Reader:
             return
         source = next((c.astext() for c in node.children if isinstance(c, nodes.literal_block)), "")
         match = _DIRECTIVE.match(source)
-        if match is None or match.group("name").split(":")[-1] in _DROPPED:
+        if match is None or match.group("name").split(":")[-1] in DROPPED_DIRECTIVES:
             return
         lines = match.group("rest").split("\n")
         while lines and (not lines[0].strip() or _OPTION.match(lines[0])):

@@ -120,3 +120,12 @@ def test_myst_roles_directives_and_targets_read_as_a_sphinx_reader_sees_them() -
     ]
     assert doc.elements[3].attributes == {"language": "python"}
     assert doc.title == "Exit Codes"
+
+
+def test_myst_directives_nested_past_reason_keep_their_text() -> None:
+    from ragwright.parse.markdown import parse_markdown
+
+    depth = 30
+    md = "".join("`" * (depth + 10 - i) + "{note}\n" for i in range(depth)) + "deep text\n"
+    md += "".join("`" * (11 + i) + "\n" for i in range(depth))
+    assert any("deep text" in e.text for e in parse_markdown("d", md).elements)

@@ -59,8 +59,10 @@ def directive_elements(
         return None
     name, argument = match.group(1), match.group(2).strip()
     body = _body(content)
-    if not body.strip() or name.split(":")[-1] in DROPPED_DIRECTIVES or depth > _MAX_DEPTH:
+    if not body.strip() or name.split(":")[-1] in DROPPED_DIRECTIVES:
         return []
+    if depth > _MAX_DEPTH:  # nesting this deep is no documentation: its text, unparsed, loses nothing
+        return [Element(ElementKind.PARAGRAPH, " ".join(body.split()))]
     if name in _CODE_DIRECTIVES:
         language = argument.split(" ")[0] if argument else None
         return [Element(ElementKind.CODE, body, attributes={"language": language} if language else {})]

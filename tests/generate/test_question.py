@@ -148,3 +148,12 @@ def test_a_name_in_camel_case_is_not_stemmed() -> None:
 
     assert content_stems("PyPy and PyPI on GitHub's runners") == ["pypy", "pypi", "github", "runner"]
     assert stem("Normans") == stem("norman")  # a plain name still loses its plural
+
+
+def test_a_negation_inside_a_condition_clause_does_not_negate_what_is_asked() -> None:
+    assert not analyze("Which exception does FileType raise when Click cannot open the file?").negated
+    assert not analyze("If the server does not respond, what does the client raise?").negated
+    assert not analyze("What happens if the timeout is not set?").negated
+    # a question that opens with "when" asks a time; its negation is the asked relation's
+    assert analyze("When did the Normans not rule England?").negated
+    assert analyze("Which country did not join the union when it was founded?").negated

@@ -320,8 +320,17 @@ def analyze(question: str) -> Question:
         entities=tuple(dict.fromkeys(_entities(text))),
         numbers=numbers,
         qualifiers=qualifiers,
-        negated=bool(_NEGATION.search(text)),
+        negated=bool(_NEGATION.search(_CONDITION.sub(" ", text))),
     )
+
+
+#: A condition clause of a question ("… when Click cannot open the file?", "If it does not start, …"): a
+#: negation inside it sets the scene; it does not negate what is asked.
+_CONDITION: Final = re.compile(
+    r"\b(?:when|whenever|if|unless)\b(?!\s+(?:is|was|are|were|do|does|did|has|have|had|will|would|can|could|"
+    r"should|shall|may|might|must)\b)[^,?]*",
+    re.IGNORECASE,
+)
 
 
 def is_negated(text: str) -> bool:

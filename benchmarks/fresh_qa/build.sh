@@ -46,4 +46,12 @@ if [ $# -ge 8 ]; then
     git --git-dir="$ck" show "$CLICK_COMMIT:$f" > "$out/requests_click/click_$(basename "$f")"
   done
 fi
+if [ $# -ge 9 ]; then
+  hd=$9
+  HTTPD_COMMIT=0cb680442ecaa6118cc610b5ecc6e824330bf61a
+  mkdir -p "$out/httpd"
+  for m in mod_deflate mod_expires mod_ratelimit mod_dir mod_reqtimeout; do
+    git --git-dir="$hd" show "$HTTPD_COMMIT:docs/manual/mod/$m.html.en.utf8" > "$out/httpd/$m.html"
+  done
+fi
 ls "$out"/* | wc -l

@@ -278,3 +278,18 @@ def test_a_labelled_value_is_matched_with_the_heading_it_is_the_value_of() -> No
         return next(c for u, c in zip(ev.units, ev.cosines, strict=True) if u.text == "Default: 0")
 
     assert default_cosine(("Configuration", "requests.max-retries")) > default_cosine(())
+
+
+def test_the_labelled_line_under_the_named_setting_wins_over_another_settings() -> None:
+    def section(name: str, syntax: str, default: str) -> SearchResult:
+        text = f"Syntax: {syntax}\n\nDefault: {default}\n\nContext: server config"
+        return SearchResult(Chunk.create(name, text, 0, section_path=("Module", f"{name} Directive")), 0.5)
+
+    sources = [  # both "Default:" lines cover two of the three terms: one "value", the other the name
+        section("DemoWindowSize", "DemoWindowSize value", "DemoWindowSize 15"),
+        section("DemoAlterETag", "DemoAlterETag AddSuffix|Remove", "DemoAlterETag AddSuffix"),
+    ]
+    ev = gather(analyze("What is the default value of DemoAlterETag?"), sources, HashingEmbedder())
+    other = next(i for i, u in enumerate(ev.units) if u.text == "Default: DemoWindowSize 15")
+    ev.order = [other] + [i for i in ev.order if i != other]  # the model prefers the other setting's number
+    assert ev.units[choose_units(ev, 1)[0]].text == "Default: DemoAlterETag AddSuffix"

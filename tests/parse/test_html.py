@@ -262,3 +262,52 @@ def test_registry_routes_html() -> None:
     doc = parse_bytes("r", CRAFTED.encode(), name_hint="page.html", options=ParseOptions(isolate=False))
     assert doc.metadata["hidden_elements"] == 5
     assert INJECTION not in doc.text
+
+
+REFERENCE_PAGE = """<html><head><title>Module mod_demo</title></head><body><div id="page-content">
+<h1>Module mod_demo</h1>
+<p>The demo module compresses responses before they are sent to the client over the network.</p>
+<div class="directive-section"><h2><a name="DemoBufferSize">DemoBufferSize</a> <a name="d">Directive</a>
+<a class="permalink" href="#d">&para;</a></h2>
+<table class="directive">
+<tr><th><a href="dict.html#Description">Description:</a></th><td>Fragment size compressed at one time</td></tr>
+<tr><th><a href="dict.html#Syntax">Syntax:</a></th><td><code>DemoBufferSize value</code></td></tr>
+<tr><th><a href="dict.html#Default">Default:</a></th><td><code>DemoBufferSize 8096</code></td></tr>
+</table>
+<p>The DemoBufferSize directive specifies the size in bytes of the fragments compressed at one time.</p></div>
+<div class="directive-section"><h2>DemoLevel Directive</h2>
+<table class="directive">
+<tr><th>Description:</th><td>How much compression is applied</td></tr>
+<tr><th>Default:</th><td>DemoLevel 6</td></tr>
+</table>
+<p>The DemoLevel directive says how much compression is applied to every response sent.</p></div>
+<div class="directive-section"><h2>DemoWindow Directive</h2>
+<p>The DemoWindow directive sets the window size used when compressing every response.</p></div>
+</div></body></html>"""
+
+
+def test_a_table_of_label_value_rows_reads_as_labelled_lines() -> None:
+    doc = parse_html("ref", REFERENCE_PAGE, main_content=False)
+    paragraphs = texts(doc, ElementKind.PARAGRAPH)
+    assert "Default: DemoBufferSize 8096" in paragraphs and "Syntax: DemoBufferSize value" in paragraphs
+    assert "Default: DemoLevel 6" in paragraphs
+    assert not texts(doc, ElementKind.TABLE)  # no "Description:" header over "Syntax:; Default:" records
+    # a permalink's pilcrow is no part of the heading
+    assert "DemoBufferSize Directive" in texts(doc, ElementKind.HEADING)
+
+
+def test_a_page_whose_headings_trafilatura_dropped_is_walked_for_its_structure(monkeypatch) -> None:
+    real = html_parser._trafilatura
+
+    def without_headings(root):  # what trafilatura returned for a reference manual: no heading
+        result = real(root)
+        for head in list(result.body.iter("head")):
+            head.getparent().remove(head)
+        return result
+
+    monkeypatch.setattr(html_parser, "_trafilatura", without_headings)
+    doc = parse_html("ref", REFERENCE_PAGE)
+    assert doc.metadata["extraction"] != "trafilatura"
+    assert {"DemoBufferSize Directive", "DemoLevel Directive", "DemoWindow Directive"} <= set(
+        texts(doc, ElementKind.HEADING)
+    )

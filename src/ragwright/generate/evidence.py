@@ -312,14 +312,17 @@ def labelled_unit(ev: Evidence) -> int | None:
     """A line that labels its value with the very word asked for ("Default: true" for "What is the default
     value of installer.parallel?", "Environment Variable: POETRY_CACHE_DIR" for "Which environment variable
     sets …?") answers outright when its window (its neighbours and heading) covers the question as well as
-    any unit does: the answer quotes it (the gate still reads the model's ranking). The best-scoring such
-    line, or ``None``."""
+    any unit does: the answer quotes it (the gate still reads the model's ranking). Of such lines, the one
+    whose window holds most of the question's names (the setting asked about), then the best-scoring; or
+    ``None``."""
     if not ev.order:
         return None
     terms, best_window = set(ev.question.terms), max(ev.window_coverage)
-    for i in ev.order:
+    found = []
+    for rank, i in enumerate(ev.order):
         label = field_label(ev.units[i].text)
         stems = set(content_stems(label)) if label else set()
         if stems and stems <= terms and ev.window_coverage[i] >= best_window:
-            return i
-    return None
+            found.append((coverage(ev.question.key_terms, ev.window_stems[i]), -rank, i))
+    # the line under the setting the question names ("Default:" under "DeflateAlterETag") before another's
+    return max(found)[2] if found else None

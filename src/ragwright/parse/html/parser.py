@@ -40,7 +40,7 @@ from ragwright.parse.html.clean import strip_chrome, strip_hidden
 from ragwright.parse.html.meta import iso_date, page_metadata
 from ragwright.parse.options import ParseOptions
 
-VERSION = "html/2"
+VERSION = "html/3"  # 3: "Label: | value" tables as labelled lines; a page whose headings trafilatura lost is walked
 
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _LISTS = frozenset({"ul", "ol", "dl", "list", "menu"})
@@ -281,6 +281,10 @@ class _Walker:
             for r in rows if len(keep) == 1 else [[" ".join(c for c in rows[0] if c)]]:
                 self._paragraph([r[0]])
             return
+        if _is_record(rows, header_rows):  # "Default: | DeflateBufferSize 8096" rows: one labelled value each
+            for label, value in rows:
+                self._paragraph([f"{label.replace(chr(92) + '|', '|')} {value.replace(chr(92) + '|', '|')}"])
+            return
         lines = ["| " + " | ".join(r) + " |" for r in rows]
         lines.insert(max(header_rows, 1), "|" + "|".join(" --- " for _ in keep) + "|")
         attrs: dict[str, Any] = {"rows": len(rows), "columns": len(keep)}
@@ -288,6 +292,17 @@ class _Walker:
         if caption:
             attrs["caption"] = caption
         self.out.append(Element(ElementKind.TABLE, "\n".join(lines), attributes=attrs))
+
+
+def _is_record(rows: list[list[str]], header_rows: int) -> bool:
+    """Whether a table is one record's fields, a label then its value on each row ("Description:",
+    "Syntax:", "Default:" … down the left, as in a reference page's summary box): no header row, two
+    columns, every left cell a label ending in ":"."""
+    return (
+        header_rows == 0
+        and len(rows[0]) == 2
+        and all(r[0].rstrip().endswith(":") and len(r[0].split()) <= 4 for r in rows)
+    )
 
 
 def _is_layout(table: Any) -> bool:
@@ -308,6 +323,21 @@ def _fallback_root(root: Any) -> tuple[Any, str]:
         return articles[0], "article"
     body = root.find("body")
     return (body if body is not None else root), "body"
+
+
+def _headings(root: Any) -> int:
+    return sum(1 for _ in root.iter("h1", "h2", "h3", "h4", "h5", "h6"))
+
+
+def _unlink_headings(root: Any) -> None:
+    """Headings keep their text, not their links; a permalink whose text is only a symbol ("¶" after a
+    reference manual's or Sphinx's section title, "#", "§") goes with its text."""
+    for heading in root.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        for link in list(heading.iter("a")):
+            if not re.search(r"\w", link.text_content() or ""):
+                link.drop_tree()
+            else:
+                link.drop_tag()
 
 
 def _trafilatura(root: Any) -> Any:
@@ -349,8 +379,13 @@ def html_elements(data: bytes | str, *, main_content: bool = True) -> tuple[list
             author = (result.author or "").strip()
             if author and len(author) <= 60 and len(author.split()) <= 5:
                 meta.setdefault("author", author)
+    if elements and not any(e.kind is ElementKind.HEADING for e in elements) and _headings(root) >= 3:
+        # trafilatura kept none of the page's headings (a reference manual's section titles, each
+        # followed by a summary table, went so): its extraction lost the structure, so walk the page
+        elements = []
     if not elements:
         strip_chrome(root, page_chrome=True)
+        _unlink_headings(root)
         container, how = _fallback_root(root)
         walker = _Walker(traf=False, codes=codes)
         walker.blocks(container)

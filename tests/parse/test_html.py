@@ -278,6 +278,7 @@ REFERENCE_PAGE = """<html><head><title>Module mod_demo</title></head><body><div 
 <div class="directive-section"><h2>DemoLevel Directive</h2>
 <table class="directive">
 <tr><th>Description:</th><td>How much compression is applied</td></tr>
+<tr><th>Syntax:</th><td>DemoLevel On|Off|1-9</td></tr>
 <tr><th>Default:</th><td>DemoLevel 6</td></tr>
 </table>
 <p>The DemoLevel directive says how much compression is applied to every response sent.</p></div>
@@ -290,7 +291,7 @@ def test_a_table_of_label_value_rows_reads_as_labelled_lines() -> None:
     doc = parse_html("ref", REFERENCE_PAGE, main_content=False)
     paragraphs = texts(doc, ElementKind.PARAGRAPH)
     assert "Default: DemoBufferSize 8096" in paragraphs and "Syntax: DemoBufferSize value" in paragraphs
-    assert "Default: DemoLevel 6" in paragraphs
+    assert "Default: DemoLevel 6" in paragraphs and "Syntax: DemoLevel On|Off|1-9" in paragraphs
     assert not texts(doc, ElementKind.TABLE)  # no "Description:" header over "Syntax:; Default:" records
     # a permalink's pilcrow is no part of the heading
     assert "DemoBufferSize Directive" in texts(doc, ElementKind.HEADING)

@@ -108,3 +108,15 @@ def test_rst_files_are_detected_by_suffix_and_parsed_as_rst() -> None:
     doc = parse_bytes("d", data, name_hint="config.rst")
     assert doc.mime_type == "text/x-rst"
     assert any(e.kind is ElementKind.TABLE for e in doc.elements)
+
+
+def test_role_titles() -> None:
+    from ragwright.parse.rst import role_title
+
+    assert [role_title(b) for b in ("~Settings", "~tool.config.Settings", "Guide <guide>", "!HOME", "x.y")] == [
+        "Settings",
+        "Settings",
+        "Guide",
+        "HOME",
+        "x.y",
+    ]

@@ -66,7 +66,7 @@ def role_title(body: str) -> str:
     if titled and titled != body:
         return titled.strip()
     body = body.lstrip("!")
-    return body.rsplit(".", 1)[-1] if body.startswith("~") else body
+    return body.lstrip("~").rsplit(".", 1)[-1] if body.startswith("~") else body
 
 
 def _role_text(raw: str) -> str:

@@ -283,7 +283,7 @@ class _Walker:
             return
         if _is_record(rows, header_rows):  # "Default: | DeflateBufferSize 8096" rows: one labelled value each
             for label, value in rows:
-                self._paragraph([f"{label.replace(chr(92) + '|', '|')} {value.replace(chr(92) + '|', '|')}"])
+                self._paragraph([f"{label} {value}".replace("\\|", "|")])  # cells were escaped for a table
             return
         lines = ["| " + " | ".join(r) + " |" for r in rows]
         lines.insert(max(header_rows, 1), "|" + "|".join(" --- " for _ in keep) + "|")

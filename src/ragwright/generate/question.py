@@ -74,6 +74,13 @@ _QUOTED: Final = re.compile(r"[\"“]([^\"”]{2,60})[\"”]")
 _EXPANSION: Final = re.compile(
     r"\b([A-ZÀ-ÖØ-Þ][\w-]*(?:\s+(?:and|of|for|the|in|on|to|&|[A-ZÀ-ÖØ-Þ][\w-]*))*\s*\([A-Z][A-Za-z0-9&-]{1,12}\))"
 )
+#: A condition clause of a question ("… when Click cannot open the file?", "If it does not start, …"): a
+#: negation inside it sets the scene; it does not negate what is asked.
+_CONDITION: Final = re.compile(
+    r"\b(?:when|whenever|if|unless)\b(?!\s+(?:is|was|are|were|do|does|did|has|have|had|will|would|can|could|"
+    r"should|shall|may|might|must)\b)[^,?]*",
+    re.IGNORECASE,
+)
 _NEGATION: Final = re.compile(
     r"\b(?:not|no|never|none|nor|neither|without|except|excluding|n't|cannot|unable|fail(?:ed|s)? to)\b", re.I
 )
@@ -322,15 +329,6 @@ def analyze(question: str) -> Question:
         qualifiers=qualifiers,
         negated=bool(_NEGATION.search(_CONDITION.sub(" ", text))),
     )
-
-
-#: A condition clause of a question ("… when Click cannot open the file?", "If it does not start, …"): a
-#: negation inside it sets the scene; it does not negate what is asked.
-_CONDITION: Final = re.compile(
-    r"\b(?:when|whenever|if|unless)\b(?!\s+(?:is|was|are|were|do|does|did|has|have|had|will|would|can|could|"
-    r"should|shall|may|might|must)\b)[^,?]*",
-    re.IGNORECASE,
-)
 
 
 def is_negated(text: str) -> bool:

@@ -116,7 +116,6 @@ class _Reader:
         self.elements: list[Element] = []
 
     def block(self, node: Any, section: int, items: int, depth: int = 0) -> None:
-
         if depth > _MAX_DEPTH:
             text = _flat(node)
             if text:

@@ -54,4 +54,12 @@ if [ $# -ge 9 ]; then
     git --git-dir="$hd" show "$HTTPD_COMMIT:docs/manual/mod/$m.html.en.utf8" > "$out/httpd/$m.html"
   done
 fi
+if [ $# -ge 10 ]; then
+  gu=${10}
+  GUNICORN_COMMIT=65ac1a3a4c0aa00960968c720d6e6bd2ac32f1b9
+  mkdir -p "$out/gunicorn"
+  for f in reference/settings.md design.md faq.md signals.md; do
+    git --git-dir="$gu" show "$GUNICORN_COMMIT:docs/content/$f" > "$out/gunicorn/gunicorn_$(basename "$f")"
+  done
+fi
 ls "$out"/* | wc -l

@@ -162,3 +162,33 @@ def test_an_expansion_question_is_settled_by_the_line_that_spells_its_acronym_ou
     # any other question is the model's
     other = [result("e", "RCAC must be activated before the masks apply.")]
     assert judge(gather(analyze("When must RCAC be activated?"), other, HashingEmbedder()), other).conclusive is None
+
+
+def test_a_name_written_as_code_that_no_source_holds_declines() -> None:
+    """A reference page's sections for other settings share the asked one's words ("max", "workers"): a
+    snake-case name, a flag or a dotted name the question asks about must be in a source, as written or with
+    "-" for "_" (a flag and its setting)."""
+    sources = [
+        SearchResult(
+            Chunk.create(
+                "s", "Command line: --max-requests INT\n\nDefault: 0", 0, section_path=("Settings", "max_requests")
+            ),
+            0.5,
+        ),
+        result("t", "Point --worker-tmp-dir to a tmpfs mount so that os.fchmod does not block."),
+    ]
+
+    def conclusive(question: str) -> str | None:
+        return judge(gather(analyze(question), sources, HashingEmbedder()), sources).conclusive
+
+    verdict = judge(gather(analyze("What is the default value of max_workers?"), sources, HashingEmbedder()), sources)
+    assert verdict.conclusive == "name_missing" and not verdict.answerable
+    assert verdict.decline_reason == "answerability_constraint"
+    assert conclusive("What is the default value of hnsw.ef_search?") == "name_missing"
+    assert conclusive("What does --max-workers do?") == "name_missing"
+    # held: in a heading, as a flag for a snake-case setting, as written
+    assert conclusive("What is the default value of max_requests?") is None
+    assert conclusive("What is --max_requests for?") is None
+    assert conclusive("Where should worker_tmp_dir point so that os.fchmod does not block?") is None
+    # no name written as code: the model decides ("U.S." and "e.g." are no code names)
+    assert conclusive("What is the default number of U.S. workers, e.g. at night?") is None

@@ -293,3 +293,16 @@ def test_the_labelled_line_under_the_named_setting_wins_over_another_settings() 
     other = next(i for i, u in enumerate(ev.units) if u.text == "Default: DemoWindowSize 15")
     ev.order = [other] + [i for i in ev.order if i != other]  # the model prefers the other setting's number
     assert ev.units[choose_units(ev, 1)[0]].text == "Default: DemoAlterETag AddSuffix"
+
+
+def test_the_labelled_line_under_the_heading_the_question_names_whole_wins() -> None:
+    """ "What is the default backlog?": the section `backlog`, not `enable_backlog_metric` — whose words hold
+    "backlog" too, and which the ranking puts first."""
+    sources = [
+        setting_source("enable_backlog_metric", "Command line: --enable-backlog-metric\n\nDefault: False"),
+        setting_source("`backlog`", "Command line: --backlog INT\n\nDefault: 2048"),
+    ]
+    ev = gather(analyze("What is the default backlog?"), sources, HashingEmbedder())
+    other = next(i for i, u in enumerate(ev.units) if u.text == "Default: False")
+    ev.order = [other] + [i for i in ev.order if i != other]
+    assert ev.units[choose_units(ev, 1)[0]].text == "Default: 2048"

@@ -34,6 +34,9 @@ from ragwright.generate.question import analyze, answer_type, content_stems, new
         ("What torque should be applied to the nut?", "number"),
         ("What is the default timeout of the client?", "number"),
         ("What is the main port of the city?", "other"),
+        # a default may be a word ("'sync'", "Off"): no type is asked; another value is a number
+        ("What is the default value of worker_class?", "other"),
+        ("What is the value of the efficiency ratio?", "number"),
     ],
 )
 def test_answer_types(question: str, kind: str) -> None:

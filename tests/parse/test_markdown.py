@@ -97,6 +97,36 @@ def test_hugo_shortcodes_around_prose_are_stripped_but_kept_in_code() -> None:
     ]
 
 
+def test_mkdocs_admonitions_and_content_tabs_read_as_their_prose() -> None:
+    """Python-Markdown admonitions and Material's tabs indent their body: read as Markdown, not as code, under
+    their title (none when untitled); fenced code keeps a marker-like line; nesting is read the same way."""
+    from ragwright.parse.markdown import parse_markdown
+
+    md = (
+        "# Settings\n\n### `timeout`\n\n**Default:** `30`\n\n"
+        "!!! note\n    Workers silent for **longer** are killed.\n\n    - a list item\n\n"
+        '!!! info "Added in 19.2"\n\n??? tip "More"\n    !!! warning "Careful"\n        Nested text.\n\n'
+        '=== "Sync"\n\n    The **default** worker.\n\n    ```bash\n    gunicorn app:app\n    ```\n\n'
+        '```text\n!!! note "kept"\n    as code\n```\n\nAfter the blocks.\n\n<div class="icon">⚖️</div>\n'
+    )
+    assert [(e.kind.value, e.text) for e in parse_markdown("d", md).elements] == [
+        ("heading", "Settings"),
+        ("heading", "timeout"),
+        ("paragraph", "Default: 30"),
+        ("paragraph", "Workers silent for longer are killed."),
+        ("list_item", "a list item"),
+        ("paragraph", "Added in 19.2"),
+        ("paragraph", "More"),
+        ("paragraph", "Careful"),
+        ("paragraph", "Nested text."),
+        ("paragraph", "Sync"),
+        ("paragraph", "The default worker."),
+        ("code", "gunicorn app:app"),
+        ("code", '!!! note "kept"\n    as code'),
+        ("paragraph", "After the blocks."),
+    ]
+
+
 def test_myst_roles_directives_and_targets_read_as_a_sphinx_reader_sees_them() -> None:
     from ragwright.parse.markdown import parse_markdown
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ragwright.errors import ConfigError
 from ragwright.generate.acronyms import acronyms_in, definitions, expansions
 from ragwright.generate.features import ANSWER_FEATURES, SENTENCE_FEATURES, SIGNALS, answer_features
-from ragwright.generate.question import words
+from ragwright.generate.question import code_names, name_key, words
 from ragwright.model.results import SearchResult
 
 if TYPE_CHECKING:
@@ -113,7 +113,11 @@ class LogisticModel:
 
 #: The :attr:`Verdict.conclusive` rules that answer; the others decline, named by their signal.
 ANSWERING_RULES: Final = frozenset({"expansion_defined"})
-RULE_SIGNALS: Final[Mapping[str, str]] = {"expansion_defined": "answer_type", "expansion_missing": "answer_type"}
+RULE_SIGNALS: Final[Mapping[str, str]] = {
+    "expansion_defined": "answer_type",
+    "expansion_missing": "answer_type",
+    "name_missing": "constraint",
+}
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,10 @@ class Verdict:
     #: miss) — no source has a run of words with the acronym's initials. SQuAD, the model's training data,
     #: holds five expansion questions and no such line, so the model cannot have learnt either (the line's
     #: similarity to the question is low: the embedder does not know what the acronym stands for).
+    #: ``"name_missing"`` (declines, as a constraint miss): the question names something written as code
+    #: ("max_workers", "--worker-tmp-dir", "hnsw.ef_search") that no source holds — a reference page's
+    #: sections for *other* settings share its words ("max", "workers") and would answer for it. SQuAD holds
+    #: no such names, so the model cannot have learnt this either.
     conclusive: str | None = None
 
     @property
@@ -209,6 +217,11 @@ def judge(
 
 def _conclusive(ev: Evidence, results: Sequence[SearchResult]) -> str | None:
     """The rule that settles the verdict without the model, if any (see :attr:`Verdict.conclusive`)."""
+    names = code_names(ev.question.text)
+    if names:
+        sources = name_key(" ".join(f"{' '.join(r.chunk.section_path)} {r.chunk.text}" for r in results))
+        if any(name_key(n).lstrip("_") not in sources for n in names):
+            return "name_missing"
     best = ev.best
     asked = acronyms_in(ev.question.text)
     if best is None or ev.question.answer_type != "expansion" or not asked:

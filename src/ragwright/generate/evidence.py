@@ -34,7 +34,15 @@ from ragwright.generate.lines import (
     row_labels,
     units_of,
 )
-from ragwright.generate.question import Question, content_stems, coverage, is_negated, new_type_spans
+from ragwright.generate.question import (
+    Question,
+    content_stems,
+    coverage,
+    is_negated,
+    names_whole,
+    new_type_spans,
+    stem,
+)
 from ragwright.model.results import SearchResult
 from ragwright.models.embedders.base import Embedder
 
@@ -114,6 +122,8 @@ class Evidence:
     scores: list[float] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     source_stems: frozenset[str] = frozenset()
+    #: Each source's own heading (the last of its section path), by source number - 1.
+    titles: list[str] = field(default_factory=list)
 
     @property
     def best(self) -> int | None:
@@ -217,9 +227,9 @@ def gather(
     # a table row is read under its lead-in (a title or caption line): the lead-in's words are the row's
     stems = [s | _lead_stems(u) for s, u in zip(stems, units, strict=True)]
     contexts = list(dict.fromkeys(u.context for u in units if u.context))
+    titles = [r.chunk.section_path[-1] if r.chunk.section_path else "" for r in results]
     if units:
         qvec = np.asarray(embedder.embed_query(question.text), dtype=np.float32)
-        titles = [r.chunk.section_path[-1] if r.chunk.section_path else "" for r in results]
         read_as = [_read_as(units, i, titles[u.source - 1]) for i, u in enumerate(units)]
         read = [i for i, u in enumerate(units) if read_as[i] != u.text]
         texts = [u.text for u in units] + contexts + [read_as[i] for i in read]
@@ -249,6 +259,7 @@ def gather(
         type_hits=type_hits,
         window_type_hits=window_type,
         source_stems=frozenset(content_stems(" ".join(r.chunk.text for r in results))).union(*headings),
+        titles=titles,
     )
     return rescore(ev, model)
 
@@ -313,16 +324,21 @@ def labelled_unit(ev: Evidence) -> int | None:
     value of installer.parallel?", "Environment Variable: POETRY_CACHE_DIR" for "Which environment variable
     sets …?") answers outright when its window (its neighbours and heading) covers the question as well as
     any unit does: the answer quotes it (the gate still reads the model's ranking). Of such lines, the one
-    whose window holds most of the question's names (the setting asked about), then the best-scoring; or
-    ``None``."""
+    under a heading the question names whole ("Default: 2048" under "backlog" for "What is the default
+    backlog?", not the one under "enable_backlog_metric"), then the one whose window holds most of the
+    question's names (the setting asked about), then the best-scoring; or ``None``."""
     if not ev.order:
         return None
     terms, best_window = set(ev.question.terms), max(ev.window_coverage)
+    value = frozenset({stem("value")})
     found = []
     for rank, i in enumerate(ev.order):
         label = field_label(ev.units[i].text)
         stems = set(content_stems(label)) if label else set()
-        if stems and stems <= terms and ev.window_coverage[i] >= best_window:
-            found.append((coverage(ev.question.key_terms, ev.window_stems[i]), -rank, i))
+        # a labelled line states a value by its form: "Default: '127.0.0.1'" is the default *value* asked for
+        if stems and stems <= terms and coverage(ev.question.terms, ev.window_stems[i] | value) >= best_window:
+            title = ev.titles[ev.units[i].source - 1] if ev.units[i].source <= len(ev.titles) else ""
+            named = names_whole(ev.question.text, title)
+            found.append((named, coverage(ev.question.key_terms, ev.window_stems[i]), -rank, i))
     # the line under the setting the question names ("Default:" under "DeflateAlterETag") before another's
-    return max(found)[2] if found else None
+    return max(found)[-1] if found else None

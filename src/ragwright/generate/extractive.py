@@ -59,14 +59,14 @@ def _new_names(q: Question, ev: Evidence, i: int) -> list[str]:
 
 
 def _naming_heading(ev: Evidence, chosen: list[int], sources: Sequence[SearchResult]) -> str | None:
-    """The heading to name in a "which thing" answer whose quoted units name nothing new: the first unit's
+    """The heading to name in a "which thing" answer whose first quoted unit names nothing new: that unit's
     section heading when it is one name written as code that the question lacks ("Which setting makes
     Poetry create the virtualenv inside the project?": "virtualenvs.in-project: Create the virtualenv
     inside the project's root directory.") — the section is about that thing, so it is what was asked."""
     q = ev.question
     if not chosen or q.answer_type != "other" or not _WHICH_THING.match(q.text):
         return None
-    if any(_new_names(q, ev, i) for i in chosen):
+    if _new_names(q, ev, chosen[0]):  # a second line's "DDOS" is not what the first one is about
         return None
     path = sources[ev.units[chosen[0]].source - 1].chunk.section_path
     heading = path[-1].strip().strip("`") if path else ""
@@ -111,14 +111,15 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
     lacks while a neighbouring sentence holds one, or when the sentence model is nearly as sure of
     another unit (its score at least *relative_floor* of the best — ``RagOptions.extractive_relative_floor``,
     0.7 measured on the training articles: a second unit then holds the answer often enough to be
-    worth quoting), or when it is a short line that leans on its neighbours (a docket line: the line
-    beside it that holds most of the question's terms says what it is about), or when the question
+    worth quoting; after a labelled value, a unit of the same source only), or when it is a short line
+    that leans on its neighbours (a docket line: the line beside it that holds most of the question's
+    terms says what it is about), or when the question
     cannot tell two table rows apart (:func:`_twin_row`), or — failing all — when a "which/what
     <thing>" question's best sentence names nothing the question does not and a neighbouring sentence
     does ("Which research centre debunked the myth?": "A common urban legend claims …" then "This myth
     was first debunked by the Acoustics Research Centre …").
     """
-    best = labelled_unit(ev)
+    best = labelled = labelled_unit(ev)
     if best is None:
         best = ev.best
     if best is None:
@@ -138,10 +139,12 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
             near = [j for j in ev.window(best) if j != best and not leans_on_neighbours(ev.units[j])]
             if near:
                 chosen.append(max(near, key=lambda j: (ev.coverage[j], ev.scores[j])))
-        if len(chosen) == 1 and len(ev.order) > 1:
-            second = ev.order[1]
-            if ev.scores[second] >= relative_floor * ev.scores[best]:
-                chosen.append(second)
+        # the runner-up (after a labelled value: one of its own section, never another setting's line)
+        rivals = [
+            j for j in ev.order if j != best and (labelled is None or ev.units[j].source == ev.units[best].source)
+        ]
+        if len(chosen) == 1 and rivals and ev.scores[rivals[0]] >= relative_floor * ev.scores[best]:
+            chosen.append(rivals[0])
         if len(chosen) == 1 and (twin := _twin_row(ev, best)) is not None:
             chosen.append(twin)
         if len(chosen) == 1 and q.answer_type == "other" and _WHICH_THING.match(q.text) and not _new_names(q, ev, best):

@@ -99,6 +99,8 @@ EXPANSION_FRAME: Final = re.compile(
 _QUANTITIES: Final = "torque|pressure|weight|height|width|depth|voltage|frequency|capacity|duration|timeout"
 _TYPE_RULES: Final[tuple[tuple[re.Pattern[str], AnswerType], ...]] = (
     (EXPANSION_FRAME, "expansion"),
+    # a setting's default may be a word ("'sync'", "Off", "False") as well as a number
+    (re.compile(r"\bdefault value\b", re.I), "other"),
     (re.compile(r"\bwhat time\b|\bat what hour\b", re.I), "time"),
     (
         re.compile(
@@ -228,6 +230,33 @@ class Question:
         keys |= {stem(w) for n in self.numbers for w in words(n)}
         keys |= {stem(q) for q in self.qualifiers}
         return frozenset(k for k in keys if k in self.terms)
+
+
+#: A name written as code that a source must hold as written: a flag ("--worker-tmp-dir"), a snake-case name
+#: ("max_requests"), a dotted lower-case one ("hnsw.ef_search", "solver.max-release-age"; not "U.S." or "e.g.").
+_STRICT_NAME: Final = re.compile(
+    r"(?<![\w.-])(?:--?[A-Za-z][\w-]*[A-Za-z0-9]|[A-Za-z]\w*_\w*[A-Za-z0-9]|[a-z][\w-]*\w(?:\.[a-z][\w-]*\w)+)(?![\w-])"
+)
+
+
+def code_names(question: str) -> tuple[str, ...]:
+    """The names written as code in *question* that an answer's sources must hold (see :func:`name_key`)."""
+    return tuple(dict.fromkeys(m.group(0) for m in _STRICT_NAME.finditer(question)))
+
+
+def name_key(text: str) -> str:
+    """*text* folded for finding a code name in it: case-folded, "-" read as "_", so "--worker-tmp-dir",
+    "worker_tmp_dir" and "--limit-request-field_size" / "limit_request_field_size" meet."""
+    return text.casefold().replace("-", "_")
+
+
+def names_whole(question: str, heading: str) -> bool:
+    """Whether *question* names *heading* whole ("What is the default backlog?" names "backlog", not
+    "enable_backlog_metric"): the heading, without code quotes, as a word or name of its own."""
+    name = heading.strip().strip("`'\"").strip()
+    if not name:
+        return False
+    return bool(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", question, re.IGNORECASE))
 
 
 def is_code_name(text: str) -> bool:

@@ -12,9 +12,10 @@ from typing import Any, Final
 
 from ragwright._deps import require
 from ragwright.model.document import Document, Element, ElementKind
+from ragwright.parse.mkdocs import expand_blocks, has_blocks
 from ragwright.parse.myst import directive_elements, is_target, role_text
 
-VERSION = "markdown/3"  # 2: front-matter dates as created_at / updated_at; 3: Hugo shortcodes, MyST
+VERSION = "markdown/4"  # 2: front-matter dates as created_at / updated_at; 3: Hugo shortcodes, MyST; 4: MkDocs blocks
 #: A Hugo shortcode tag ("{{% note %}}", "{{< tab tabID=\"fish\" >}}", "{{% /warning %}}"): site markup
 #: around prose, never content (docs built with Hugo write notes and tabs so).
 _SHORTCODE: Final = re.compile(r"\{\{([<%])\s*/?\s*[A-Za-z][\w.-]*(?:\s[^{}]*?)?\s*\1?[>%]\}\}")
@@ -119,7 +120,7 @@ def parse_markdown(document_id: str, text: str, *, source: str | None = None) ->
 def _elements(body: str, depth: int) -> list[Element]:
     """The elements of Markdown *body* (a MyST directive's body is read at *depth* + 1)."""
     mdit = require("markdown_it", "markdown", "Markdown parsing")
-    tokens = mdit.MarkdownIt("commonmark").enable("table").parse(body)
+    tokens = mdit.MarkdownIt("commonmark").enable("table").parse(expand_blocks(body) if has_blocks(body) else body)
     elements: list[Element] = []
     list_depth = 0
     i = 0
@@ -163,7 +164,8 @@ def _elements(body: str, depth: int) -> list[Element]:
         elif kind == "html_block":
             stripped = re.sub(r"<[^>]+>", " ", tok.content)
             stripped = " ".join(stripped.split())
-            if stripped and not tok.content.lstrip().startswith("<!--"):
+            # an icon or separator alone ("<div class=\"icon\">⚖️</div>") is decoration, not prose
+            if any(c.isalnum() for c in stripped) and not tok.content.lstrip().startswith("<!--"):
                 elements.append(Element(ElementKind.PARAGRAPH, stripped))
         i += 1
     return elements

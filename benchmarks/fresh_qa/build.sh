@@ -62,4 +62,12 @@ if [ $# -ge 10 ]; then
     git --git-dir="$gu" show "$GUNICORN_COMMIT:docs/content/$f" > "$out/gunicorn/gunicorn_$(basename "$f")"
   done
 fi
+if [ $# -ge 11 ]; then
+  uv=${11}
+  UVICORN_COMMIT=e6c7ce791fc634b6eedee40e0d0207faa8a9aefd
+  mkdir -p "$out/uvicorn"
+  for f in settings.md server-behavior.md installation.md concepts/lifespan.md; do
+    git --git-dir="$uv" show "$UVICORN_COMMIT:docs/$f" > "$out/uvicorn/uvicorn_$(basename "$f")"
+  done
+fi
 ls "$out"/* | wc -l

@@ -187,8 +187,34 @@ def test_a_name_written_as_code_that_no_source_holds_declines() -> None:
     assert conclusive("What is the default value of hnsw.ef_search?") == "name_missing"
     assert conclusive("What does --max-workers do?") == "name_missing"
     # held: in a heading, as a flag for a snake-case setting, as written
-    assert conclusive("What is the default value of max_requests?") is None
+    assert conclusive("What is the default value of max_requests?") == "name_labelled"  # its "Default:" line
     assert conclusive("What is --max_requests for?") is None
     assert conclusive("Where should worker_tmp_dir point so that os.fchmod does not block?") is None
     # no name written as code: the model decides ("U.S." and "e.g." are no code names)
     assert conclusive("What is the default number of U.S. workers, e.g. at night?") is None
+
+
+def test_the_asked_label_on_the_asked_names_line_answers_and_on_another_declines() -> None:
+    """The model reads the best-ranked unit; for a name written as code the rule reads the labelled line: on
+    the name's own line (or under its heading) it answers, at the end of another setting's line it declines."""
+    text = (
+        "* `--host <str>` - Bind socket to this host. IPv6 addresses are supported. **Default:** *'127.0.0.1'*.\n"
+        "* `--timeout-keep-alive <int>` - Close Keep-Alive connections after this timeout. **Default:** *5*.\n"
+        "* `--timeout-graceful-shutdown <int>` - Maximum number of seconds to wait for graceful shutdown.\n"
+    )
+    sources = [result("u", text)]
+
+    def verdict(question: str) -> tuple[str | None, bool]:
+        v = judge(gather(analyze(question), sources, HashingEmbedder()), sources, threshold=0.999)
+        return v.conclusive, v.answerable
+
+    assert verdict("What is the default value of --host?") == ("name_labelled", True)
+    assert verdict("What is the default value of --timeout-graceful-shutdown?") == ("name_unlabelled", False)
+    # no label asked for: the model decides
+    assert verdict("What does --timeout-graceful-shutdown do?")[0] is None
+    # a labelled line of its own (no subject beside it) under another heading: the model decides too
+    sources[:] = [
+        SearchResult(Chunk.create("c", "Config Directory\n\nmacOS: ~/Library/Application Support/tool", 0), 0.5),
+        result("d", "The tool reads its settings from the config.toml file."),
+    ]
+    assert verdict("Where is the config.toml file on macOS?")[0] is None

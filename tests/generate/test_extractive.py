@@ -306,3 +306,36 @@ def test_the_labelled_line_under_the_heading_the_question_names_whole_wins() -> 
     other = next(i for i, u in enumerate(ev.units) if u.text == "Default: False")
     ev.order = [other] + [i for i in ev.order if i != other]
     assert ev.units[choose_units(ev, 1)[0]].text == "Default: 2048"
+
+
+FLAGS = (
+    "* `--ws-max-size <int>` - Set the WebSockets max message size, in bytes. **Default:** *16777216* (16 MB).\n"
+    "* `--ws-max-queue <int>` - Set the maximum length of the WebSocket incoming message queue. **Default:** *32*.\n"
+    "* `--ws-ping-interval <float>` - Set the WebSockets ping interval, in seconds. **Default:** *20.0*.\n"
+    "* `--timeout-graceful-shutdown <int>` - Maximum number of seconds to wait for graceful shutdown.\n"
+)
+
+
+def test_a_labelled_value_ending_a_line_is_the_value_of_that_line() -> None:
+    """ "**Default:** *32*." ends the `--ws-max-queue` item: it is read with that item's first sentence (its
+    context), and quoted with it — not with the next item, whose sentence stands beside it too."""
+    from ragwright.generate.lines import pieces_in_context
+
+    pieces = pieces_in_context(FLAGS)
+    assert (
+        "sentence",
+        "Default: 32.",
+        "--ws-max-queue <int> - Set the maximum length of the WebSocket incoming message queue.",
+    ) in pieces
+    assert all(c == "" for k, p, c in pieces if not p.startswith("Default"))  # only a labelled value has one
+    ev = gather(
+        analyze("What is the default maximum length of the WebSocket incoming message queue?"),
+        [source("u", FLAGS)],
+        HashingEmbedder(),
+    )
+    other = next(i for i, u in enumerate(ev.units) if u.text.startswith("Default: 16777216"))
+    ev.order = [other] + [i for i in ev.order if i != other]  # the previous item's value ranked first
+    assert [ev.units[i].text for i in choose_units(ev, 2)] == [
+        "--ws-max-queue <int> - Set the maximum length of the WebSocket incoming message queue.",
+        "Default: 32.",
+    ]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ragwright.errors import ConfigError
 from ragwright.generate.acronyms import acronyms_in, definitions, expansions
+from ragwright.generate.evidence import labelled_unit
 from ragwright.generate.features import ANSWER_FEATURES, SENTENCE_FEATURES, SIGNALS, answer_features
 from ragwright.generate.question import code_names, name_key, words
 from ragwright.model.results import SearchResult
@@ -112,11 +113,13 @@ class LogisticModel:
 
 
 #: The :attr:`Verdict.conclusive` rules that answer; the others decline, named by their signal.
-ANSWERING_RULES: Final = frozenset({"expansion_defined"})
+ANSWERING_RULES: Final = frozenset({"expansion_defined", "name_labelled"})
 RULE_SIGNALS: Final[Mapping[str, str]] = {
     "expansion_defined": "answer_type",
     "expansion_missing": "answer_type",
     "name_missing": "constraint",
+    "name_labelled": "constraint",
+    "name_unlabelled": "constraint",
 }
 
 
@@ -138,7 +141,13 @@ class Verdict:
     #: ``"name_missing"`` (declines, as a constraint miss): the question names something written as code
     #: ("max_workers", "--worker-tmp-dir", "hnsw.ef_search") that no source holds — a reference page's
     #: sections for *other* settings share its words ("max", "workers") and would answer for it. SQuAD holds
-    #: no such names, so the model cannot have learnt this either.
+    #: no such names, so the model cannot have learnt this either. ``"name_labelled"`` (answers): the line
+    #: labelled with the asked word ("Default: '127.0.0.1'." for "What is the default value of --host?",
+    #: :func:`~ragwright.generate.evidence.labelled_unit`) is on the line, or under the heading, of every
+    #: such name the question holds — the reference states the asked value of the asked setting;
+    #: ``"name_unlabelled"`` (declines): the labelled value ends the line of another setting ("Default: 5"
+    #: ending the line of ``--timeout-keep-alive``, for ``--timeout-graceful-shutdown``, whose line gives no
+    #: default). A labelled line of its own is left to the model: its subject is not written beside it.
     conclusive: str | None = None
 
     @property
@@ -222,6 +231,15 @@ def _conclusive(ev: Evidence, results: Sequence[SearchResult]) -> str | None:
         sources = name_key(" ".join(f"{' '.join(r.chunk.section_path)} {r.chunk.text}" for r in results))
         if any(name_key(n).lstrip("_") not in sources for n in names):
             return "name_missing"
+        labelled = labelled_unit(ev)
+        if labelled is not None:
+            unit = ev.units[labelled]
+            title = ev.titles[unit.source - 1] if unit.source <= len(ev.titles) else ""
+            line = name_key(f"{title} {unit.context} {unit.text}")
+            if all(name_key(n).lstrip("_") in line for n in names):
+                return "name_labelled"
+            if unit.context:  # the asked label ends another setting's line: none is given for the one asked
+                return "name_unlabelled"
     best = ev.best
     asked = acronyms_in(ev.question.text)
     if best is None or ev.question.answer_type != "expansion" or not asked:

@@ -176,11 +176,12 @@ def _lead_stems(unit: Unit) -> frozenset[str]:
 
 def _read_as(units: Sequence[Unit], i: int, heading: str = "") -> str:
     """The text unit *i* is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
-    Food: Ash, Elm, Maple"), whose words say what the row is about; a short line that leans on its
+    Food: Ash, Elm, Maple"), whose words say what the row is about, and a labelled value further on in a
+    line under that line's first sentence; a short line that leans on its
     neighbours (:func:`leans_on_neighbours`) with them, and a labelled value ("Default: 0") under its
     *heading* too (the setting it is the default of); any other unit as written."""
     unit = units[i]
-    if unit.kind == "row" and unit.context:
+    if unit.context:  # a row under its lead-in; a labelled value under its line's subject
         return f"{unit.context} {unit.text}"
     if leans_on_neighbours(unit):
         near = " ".join(units[j].text for j in _window(units, i))
@@ -325,7 +326,8 @@ def labelled_unit(ev: Evidence) -> int | None:
     sets …?") answers outright when its window (its neighbours and heading) covers the question as well as
     any unit does: the answer quotes it (the gate still reads the model's ranking). Of such lines, the one
     under a heading the question names whole ("Default: 2048" under "backlog" for "What is the default
-    backlog?", not the one under "enable_backlog_metric"), then the one whose window holds most of the
+    backlog?", not the one under "enable_backlog_metric"), then the one whose own line (with the sentence
+    it ends and its heading) covers most of the question, then the one whose window holds most of the
     question's names (the setting asked about), then the best-scoring; or ``None``."""
     if not ev.order:
         return None
@@ -337,8 +339,13 @@ def labelled_unit(ev: Evidence) -> int | None:
         stems = set(content_stems(label)) if label else set()
         # a labelled line states a value by its form: "Default: '127.0.0.1'" is the default *value* asked for
         if stems and stems <= terms and coverage(ev.question.terms, ev.window_stems[i] | value) >= best_window:
-            title = ev.titles[ev.units[i].source - 1] if ev.units[i].source <= len(ev.titles) else ""
+            unit = ev.units[i]
+            title = ev.titles[unit.source - 1] if unit.source <= len(ev.titles) else ""
             named = names_whole(ev.question.text, title)
-            found.append((named, coverage(ev.question.key_terms, ev.window_stems[i]), -rank, i))
+            # its own line: the label, the line it ends ("--ws-max-queue <int> - Set the maximum length of
+            # the WebSocket incoming message queue. **Default:** *32*.") and its heading — not the next line
+            line = frozenset(ev.sequences[i]) | frozenset(content_stems(unit.context)) | _heading_stems(title)
+            line_cover = coverage(ev.question.terms, line | value)
+            found.append((named, line_cover, coverage(ev.question.key_terms, ev.window_stems[i]), -rank, i))
     # the line under the setting the question names ("Default:" under "DeflateAlterETag") before another's
     return max(found)[-1] if found else None

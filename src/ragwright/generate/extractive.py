@@ -75,6 +75,16 @@ def _naming_heading(ev: Evidence, chosen: list[int], sources: Sequence[SearchRes
     return heading
 
 
+def _subject(ev: Evidence, i: int) -> int | None:
+    """For a labelled value further on in a line (its context: the line's first sentence), that sentence's
+    unit in the same source, or ``None``."""
+    unit = ev.units[i]
+    if unit.kind == "row" or not unit.context:
+        return None
+    same = [j for j in range(i - 1, -1, -1) if ev.units[j].source == unit.source]
+    return next((j for j in same if ev.units[j].text == unit.context), None)
+
+
 def _pieces(text: str) -> list[str]:
     """The candidate texts of a chunk (kept for callers of the old helper)."""
     return [p for _, p in pieces(text)]
@@ -130,6 +140,8 @@ def choose_units(ev: Evidence, max_units: int, relative_floor: float = 0.7) -> l
         nxt = best + 1
         if trails_off(ev.units[best].text) and nxt < len(ev.units) and ev.units[nxt].source == ev.units[best].source:
             chosen.append(nxt)  # "… install the optional dependencies..." then "$ pip install httpx[http2]"
+        if len(chosen) == 1 and (about := _subject(ev, best)) is not None:
+            chosen.append(about)  # "Default: 32." ending a flag's line: quoted with that line's first sentence
         if len(chosen) == 1 and q.answer_type in _TYPED and ev.type_hits[best] == 0:
             near = [j for j in ev.window(best) if j != best and ev.type_hits[j] > 0]
             if near:

@@ -149,11 +149,15 @@ def pieces_in_context(text: str) -> list[tuple[str, str, str]]:
                 continue
             if not was_item and not field_label(line) and (is_title_like(line) or _short_caption(line)):
                 continue  # a title, label or short caption ("Table 1: EU Countries Information")
-            for sentence in _sentences(line):
+            sentences = _sentences(line)
+            for k, sentence in enumerate(sentences):
                 # a lead-in ("… could eat:") announces what follows; it answers nothing itself (a spaced
                 # colon is a separator, as in a transcript's caption "v. : No. 07-1315 … :")
                 if not is_navigation(sentence) and not _LEAD_IN.search(sentence):
-                    out.append(("sentence", sentence, ""))
+                    # a labelled value further on in a line ("--port <int> - Bind to … **Default:** *8000*.")
+                    # is the value of what the line's first sentence is about, not of the next line's
+                    about = sentences[0] if k > 0 and field_label(sentence) else ""
+                    out.append(("sentence", sentence, about))
             continue
         if _TABLE_RULE.match(line):
             continue

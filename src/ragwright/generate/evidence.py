@@ -176,10 +176,10 @@ def _lead_stems(unit: Unit) -> frozenset[str]:
 
 def _read_as(units: Sequence[Unit], i: int, heading: str = "") -> str:
     """The text unit *i* is matched as: a table row under its lead-in ("Things a duck could eat: Leaves;
-    Food: Ash, Elm, Maple"), whose words say what the row is about, and a labelled value further on in a
-    line under that line's first sentence; a short line that leans on its
-    neighbours (:func:`leans_on_neighbours`) with them, and a labelled value ("Default: 0") under its
-    *heading* too (the setting it is the default of); any other unit as written."""
+    Food: Ash, Elm, Maple"), whose words say what the row is about; a labelled value further on in a line
+    under that line's first sentence; a short line that leans on its neighbours
+    (:func:`leans_on_neighbours`) with them, and a labelled value ("Default: 0") under its *heading* too
+    (the setting it is the default of); any other unit as written."""
     unit = units[i]
     if unit.context:  # a row under its lead-in; a labelled value under its line's subject
         return f"{unit.context} {unit.text}"

@@ -71,7 +71,9 @@ class Unit:
     index: int
     text: str
     kind: str = "sentence"
-    context: str = ""  # a table row's lead-in, caption or heading (matched, never quoted)
+    #: what the unit is about, matched with it: a table row's lead-in, caption or heading; a labelled value's
+    #: line's first sentence ("--port <int> - Bind …" for the "Default: 8000." that ends that line)
+    context: str = ""
 
 
 def _cells(row: str) -> list[str]:

@@ -234,8 +234,7 @@ def _conclusive(ev: Evidence, results: Sequence[SearchResult]) -> str | None:
         labelled = labelled_unit(ev)
         if labelled is not None:
             unit = ev.units[labelled]
-            title = ev.titles[unit.source - 1] if unit.source <= len(ev.titles) else ""
-            line = name_key(f"{title} {unit.context} {unit.text}")
+            line = name_key(f"{ev.title(labelled)} {unit.context} {unit.text}")
             if all(name_key(n).lstrip("_") in line for n in names):
                 return "name_labelled"
             if unit.context:  # the asked label ends another setting's line: none is given for the one asked

@@ -130,6 +130,11 @@ class Evidence:
         """Index of the best-scoring unit, or ``None`` when there are no units."""
         return self.order[0] if self.order else None
 
+    def title(self, i: int) -> str:
+        """The heading unit *i*'s source sits under ("" when it has none)."""
+        source = self.units[i].source
+        return self.titles[source - 1] if 0 < source <= len(self.titles) else ""
+
     def window(self, i: int) -> list[int]:
         """Unit *i* with its neighbours in the same source."""
         u = self.units[i]
@@ -340,7 +345,7 @@ def labelled_unit(ev: Evidence) -> int | None:
         # a labelled line states a value by its form: "Default: '127.0.0.1'" is the default *value* asked for
         if stems and stems <= terms and coverage(ev.question.terms, ev.window_stems[i] | value) >= best_window:
             unit = ev.units[i]
-            title = ev.titles[unit.source - 1] if unit.source <= len(ev.titles) else ""
+            title = ev.title(i)
             named = names_whole(ev.question.text, title)
             # its own line: the label, the line it ends ("--ws-max-queue <int> - Set the maximum length of
             # the WebSocket incoming message queue. **Default:** *32*.") and its heading — not the next line

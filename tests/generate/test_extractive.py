@@ -339,3 +339,54 @@ def test_a_labelled_value_ending_a_line_is_the_value_of_that_line() -> None:
         "--ws-max-queue <int> - Set the maximum length of the WebSocket incoming message queue.",
         "Default: 32.",
     ]
+
+
+def test_a_labelled_line_counts_as_stating_the_asked_value() -> None:
+    """ "What is the default value of X?": a sentence elsewhere that says "the value of X" covers the word
+    "value"; the "Default:" line under X states the default value by its form and is still quoted."""
+    sources = [
+        setting_source("forwarded_allow_ips", "Command line: --forwarded-allow-ips STRING\n\nDefault: '127.0.0.1'"),
+        source("n", "By default, the value of forwarded_allow_ips is read from an environment variable."),
+    ]
+    ev = gather(analyze("What is the default value of forwarded_allow_ips?"), sources, HashingEmbedder())
+    assert ev.units[choose_units(ev, 1)[0]].text == "Default: '127.0.0.1'"
+
+
+def test_a_labelled_line_ranked_below_another_is_not_quoted_twice() -> None:
+    """The runner-up of a labelled value is another unit of its own section — never the labelled line itself
+    (it was quoted twice when the model ranked it second) and never another setting's line."""
+    sources = [
+        setting_source("requests.max-retries", SETTINGS.replace("true", "0")),
+        setting_source("installer.parallel", SETTINGS),
+    ]
+    ev = gather(analyze("What is the default value of requests.max-retries?"), sources, HashingEmbedder())
+    labelled = next(i for i, u in enumerate(ev.units) if u.source == 1 and u.text == "Default: 0")
+    top = next(i for i, u in enumerate(ev.units) if u.source == 2 and u.text.startswith("Use parallel"))
+    ev.order = [top, labelled] + [i for i in ev.order if i not in (top, labelled)]
+    ev.scores = [1.0] * len(ev.units)  # every runner-up is close enough to be quoted
+    chosen = choose_units(ev, 2)
+    assert labelled in chosen and len(set(chosen)) == len(chosen) == 2
+    assert all(ev.units[i].source == 1 for i in chosen)
+
+
+def test_which_setting_reads_only_the_first_quoted_line_for_names() -> None:
+    """A second quoted line that names something ("DDOS") does not stop the heading from naming the setting
+    the first line is about."""
+    chunk = Chunk.create(
+        "cfg",
+        "Limit the number of HTTP headers fields in a request.\n\n"
+        "This parameter is used to limit the number of headers in a request to prevent DDOS attack.",
+        0,
+        section_path=("Security", "limit_request_fields"),
+    )
+    answer = (
+        ExtractiveAnswerer(HashingEmbedder())
+        .answer(
+            "Which setting limits the number of HTTP header fields in a request?",
+            [SearchResult(chunk, 0.5)],
+            RagOptions(answerability="off", extractive_min_similarity=0.0, extractive_relative_floor=0.0),
+        )
+        .answer
+    )
+    assert answer.startswith("limit_request_fields: Limit the number of HTTP headers fields in a request.")
+    assert "DDOS" in answer  # the second line was quoted too

@@ -159,3 +159,11 @@ def test_myst_directives_nested_past_reason_keep_their_text() -> None:
     md = "".join("`" * (depth + 10 - i) + "{note}\n" for i in range(depth)) + "deep text\n"
     md += "".join("`" * (11 + i) + "\n" for i in range(depth))
     assert any("deep text" in e.text for e in parse_markdown("d", md).elements)
+
+
+def test_mkdocs_blocks_nested_past_reason_keep_their_text() -> None:
+    from ragwright.parse.markdown import parse_markdown
+
+    md = "\n".join("    " * i + f'!!! note "level {i}"' for i in range(25)) + "\n" + "    " * 25 + "deepest text"
+    text = " ".join(e.text for e in parse_markdown("d", md).elements)
+    assert "level 0" in text and "level 20" in text and "deepest text" in text

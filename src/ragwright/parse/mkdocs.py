@@ -5,7 +5,8 @@ MkDocs' content tabs (``=== "Sync"``) put their body four spaces in. CommonMark 
 code block and the marker line as a paragraph ("!!! note"), so a page's notes, version lines ("Added in 19.2")
 and whole tabs would be indexed as code under a marker. Here each block becomes its title as a line of its own
 (no title: nothing — the type is styling) followed by its body, dedented so it is parsed as Markdown in its
-place. Fenced code is left as it is; nested blocks are read the same way.
+place. Fenced code is left as it is; nested blocks are read the same way, up to 20 levels (deeper ones keep
+their text as CommonMark reads it).
 """
 
 from __future__ import annotations
